@@ -1,0 +1,73 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// Settings shared by every Swift target.
+let swiftSettings: [SwiftSetting] = [
+  .enableUpcomingFeature("ExistentialAny"),
+  .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+  name: "innerpeace",
+  platforms: [.macOS(.v15)],
+  products: [
+    .executable(name: "innerpeace", targets: ["InnerPeaceCLI"]),
+    .executable(name: "innerpeace-bench", targets: ["InnerPeaceBench"]),
+    .library(name: "InnerPeace", targets: ["InnerPeace"]),
+  ],
+  dependencies: [
+    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
+  ],
+  targets: [
+    // Cairo, Pango, fontconfig, libturbojpeg, libwebp and libdeflate, through one shim header.
+    .systemLibrary(
+      name: "CInnerPeace",
+      path: "Sources/CInnerPeace",
+      pkgConfig: "pangocairo",
+      providers: [
+        .apt([
+          "libcairo2-dev", "libpango1.0-dev", "libfontconfig-dev", "libturbojpeg0-dev", "libwebp-dev",
+          "libdeflate-dev",
+        ])
+      ]
+    ),
+    // The bundled catalog (top-level Resources/) and fonts (top-level Fonts/), copied as they are.
+    .target(
+      name: "InnerPeaceResources",
+      path: ".",
+      exclude: ["README.md", "BENCHMARKS.md", "LICENSE", "Tests", "Sources/CInnerPeace", "Sources/InnerPeace", "Sources/InnerPeaceCLI", "Sources/InnerPeaceBench", "docs"],
+      sources: ["Sources/InnerPeaceResources"],
+      resources: [.copy("Resources"), .copy("Fonts")],
+      swiftSettings: swiftSettings
+    ),
+    .target(
+      name: "InnerPeace",
+      dependencies: ["CInnerPeace", "InnerPeaceResources"],
+      swiftSettings: swiftSettings
+    ),
+    .executableTarget(
+      name: "InnerPeaceCLI",
+      dependencies: [
+        "InnerPeace",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ],
+      swiftSettings: swiftSettings
+    ),
+    .executableTarget(
+      name: "InnerPeaceBench",
+      dependencies: ["InnerPeace"],
+      swiftSettings: swiftSettings
+    ),
+    .testTarget(
+      name: "InnerPeaceTests",
+      dependencies: ["InnerPeace", "CInnerPeace"],
+      resources: [.copy("Golden")],
+      swiftSettings: swiftSettings
+    ),
+    .testTarget(
+      name: "InnerPeaceCLITests",
+      dependencies: ["InnerPeace"],
+      swiftSettings: swiftSettings
+    ),
+  ]
+)

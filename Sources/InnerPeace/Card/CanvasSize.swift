@@ -1,0 +1,43 @@
+/// A canvas size in pixels, always within ``Limits``.
+public struct CanvasSize: Hashable, Sendable, CustomStringConvertible {
+  public let width: Int
+  public let height: Int
+
+  /// Checks a size against ``Limits`` before anything is allocated for it.
+  /// - Throws: ``InnerPeaceError/sizeInvalid(reason:)`` when a side or the area is out of limits.
+  public init(width: Int, height: Int) throws(InnerPeaceError) {
+    for (name, side) in [("width", width), ("height", height)] {
+      guard side >= Limits.minimumSide else {
+        throw .sizeInvalid(reason: "\(name) \(side) is below the minimum of \(Limits.minimumSide) px")
+      }
+      guard side <= Limits.maximumSide else {
+        throw .sizeInvalid(reason: "\(name) \(side) is above the maximum of \(Limits.maximumSide) px")
+      }
+    }
+    guard width * height <= Limits.maximumPixels else {
+      throw .sizeInvalid(reason: "\(width)x\(height) is more than \(Limits.maximumPixels) pixels")
+    }
+    self.width = width
+    self.height = height
+  }
+
+  /// Parses `WxH` (for example `1600x900`), checking it against ``Limits``.
+  /// - Throws: ``InnerPeaceError/sizeInvalid(reason:)`` for anything else.
+  public init(parsing text: String) throws(InnerPeaceError) {
+    let parts = text.lowercased().split(separator: "x", omittingEmptySubsequences: false)
+    guard parts.count == 2 else {
+      throw .sizeInvalid(reason: "'\(text)' is not of the form WxH (e.g. 1600x900)")
+    }
+    func side(_ part: Substring, _ name: String) throws(InnerPeaceError) -> Int {
+      guard !part.isEmpty, part.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == "-") }),
+        let value = Int(part)
+      else {
+        throw .sizeInvalid(reason: "\(name) '\(part)' in '\(text)' is not a whole number")
+      }
+      return value
+    }
+    try self.init(width: side(parts[0], "width"), height: side(parts[1], "height"))
+  }
+
+  public var description: String { "\(width)x\(height)" }
+}

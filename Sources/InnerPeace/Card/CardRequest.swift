@@ -1,0 +1,79 @@
+/// An output image format.
+public enum ImageFormat: String, CaseIterable, Hashable, Sendable {
+  case png
+  case jpeg
+  case webp
+
+  /// Parses `png`, `jpeg` (or `jpg`) and `webp`.
+  /// - Throws: ``InnerPeaceError/formatUnknown(_:)`` for anything else.
+  public init(parsing text: String) throws(InnerPeaceError) {
+    switch text.lowercased() {
+    case "png": self = .png
+    case "jpeg", "jpg": self = .jpeg
+    case "webp": self = .webp
+    default: throw .formatUnknown(text)
+    }
+  }
+
+  /// The usual file extension.
+  public var fileExtension: String { self == .jpeg ? "jpg" : rawValue }
+
+  /// The HTTP media type.
+  public var mediaType: String { "image/\(rawValue)" }
+}
+
+/// How the lines of the quote sit inside the text block.
+public enum TextAlignment: String, CaseIterable, Hashable, Sendable {
+  /// Left for left-to-right scripts, right for right-to-left ones, as the app did.
+  case natural
+  /// Every line centred.
+  case center
+}
+
+/// Which quote goes on the card.
+public enum QuoteChoice: Hashable, Sendable {
+  /// A quote picked by the request's seed.
+  case random
+  /// The catalog quote at this index (0-based).
+  case index(Int)
+  /// Any text, with an optional author.
+  case text(String, author: String?)
+}
+
+/// Which photo goes behind the quote.
+public enum PictureChoice: Hashable, Sendable {
+  /// A picture picked by the request's seed.
+  case random
+  /// The catalog picture with this file name.
+  case named(String)
+}
+
+/// Everything that decides a card's bytes. Equal requests (with a seed) give equal bytes.
+public struct CardRequest: Hashable, Sendable {
+  public var preset: Preset
+  public var quote: QuoteChoice
+  public var picture: PictureChoice
+  /// Decides the random choices; the same seed picks the same quote and picture.
+  public var seed: UInt64
+  public var format: ImageFormat
+  /// Draw the `— Author` line under the quote.
+  public var showsAuthor: Bool
+  public var alignment: TextAlignment
+  /// Render only the text layer, with alpha, and no photo.
+  public var transparent: Bool
+
+  public init(
+    preset: Preset = .og, quote: QuoteChoice = .random, picture: PictureChoice = .random, seed: UInt64,
+    format: ImageFormat = .png, showsAuthor: Bool = true, alignment: TextAlignment = .natural,
+    transparent: Bool = false
+  ) {
+    self.preset = preset
+    self.quote = quote
+    self.picture = picture
+    self.seed = seed
+    self.format = format
+    self.showsAuthor = showsAuthor
+    self.alignment = alignment
+    self.transparent = transparent
+  }
+}

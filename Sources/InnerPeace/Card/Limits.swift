@@ -1,0 +1,17 @@
+/// Every limit a request is checked against, in one documented place.
+public enum Limits {
+  /// Smallest canvas side, in pixels.
+  public static let minimumSide = 200
+  /// Largest canvas side, in pixels.
+  public static let maximumSide = 4096
+  /// Largest canvas area, in pixels (4096 x 4096).
+  public static let maximumPixels = 4096 * 4096
+  /// Longest quote text, in characters (grapheme clusters).
+  public static let maximumTextCharacters = 5_000
+  /// Longest quote text, in UTF-8 bytes.
+  public static let maximumTextBytes = 20_000
+  /// Longest author name, in characters.
+  public static let maximumAuthorCharacters = 200
+  /// Most combining marks allowed on one character (stops "zalgo" towers that no font can set).
+  public static let maximumCombiningMarksPerCharacter = 8
+}

@@ -1,0 +1,169 @@
+public import Foundation
+import InnerPeaceResources
+
+/// One quote of the catalog.
+public struct Quote: Hashable, Sendable, Codable {
+  public let text: String
+  public let author: String
+
+  public init(text: String, author: String) {
+    self.text = text
+    self.author = author
+  }
+
+  /// The app's share message: `"<text>" — <author>`.
+  public var shareMessage: String { Quote.shareMessage(text: text, author: author) }
+
+  /// The share message for any text; without an author it is the quoted text alone.
+  public static func shareMessage(text: String, author: String) -> String {
+    author.isEmpty ? "\"\(text)\"" : "\"\(text)\" \u{2014} \(author)"
+  }
+}
+
+/// The quotes and background photos a card can use, loaded and checked once.
+public struct Catalog: Sendable {
+  public let quotes: [Quote]
+  /// Picture file names, as listed in `pictures.json`.
+  public let pictures: [String]
+  /// The folder the pictures are read from.
+  public let directory: URL
+
+  /// Loads `quotes.json` and `pictures.json` from `directory` and checks every entry: valid JSON
+  /// of the right shape, no empty list, no empty quote, and every picture a plain file name whose
+  /// file exists and has a JPEG or PNG header.
+  /// - Throws: ``InnerPeaceError`` naming the file and the problem.
+  public init(directory: URL) throws(InnerPeaceError) {
+    self.directory = directory
+    self.quotes = try Catalog.loadQuotes(directory.appendingPathComponent("quotes.json"))
+    self.pictures = try Catalog.loadPictures(directory.appendingPathComponent("pictures.json"), in: directory)
+  }
+
+  /// A catalog from values, for tests and for callers that keep their own lists.
+  /// The pictures are checked as in ``init(directory:)``.
+  public init(quotes: [Quote], pictures: [String], directory: URL) throws(InnerPeaceError) {
+    guard !quotes.isEmpty else { throw .catalogInvalid(file: "quotes.json", reason: "the list of quotes is empty") }
+    guard !pictures.isEmpty else {
+      throw .catalogInvalid(file: "pictures.json", reason: "the list of pictures is empty")
+    }
+    for name in pictures { try Catalog.checkPicture(name, in: directory) }
+    self.quotes = quotes
+    self.pictures = pictures
+    self.directory = directory
+  }
+
+  /// The bundled catalog (`Resources/` of the package).
+  /// - Throws: ``InnerPeaceError/catalogUnreadable(file:reason:)`` if the bundle is missing.
+  public static func bundled() throws(InnerPeaceError) -> Catalog {
+    guard let directory = BundledResourcesLocator.catalogDirectory else {
+      throw .catalogUnreadable(
+        file: "Resources", reason: "the bundled catalog was not found next to the executable (set INNERPEACE_HOME)")
+    }
+    return try Catalog(directory: directory)
+  }
+
+  /// The file path of a catalog picture, for a name that is in the catalog.
+  /// - Throws: ``InnerPeaceError/pictureNameInvalid(name:)`` or ``InnerPeaceError/pictureUnknown(name:)``.
+  public func pictureURL(named name: String) throws(InnerPeaceError) -> URL {
+    try Catalog.checkName(name)
+    guard pictures.contains(name) else { throw .pictureUnknown(name: name) }
+    return directory.appendingPathComponent(name)
+  }
+
+  // MARK: Loading
+
+  private static func read(_ url: URL) throws(InnerPeaceError) -> Data {
+    do {
+      return try Data(contentsOf: url)
+    } catch {
+      let reason = FileManager.default.fileExists(atPath: url.path) ? "permission denied or unreadable" : "no such file"
+      throw .catalogUnreadable(file: url.path, reason: reason)
+    }
+  }
+
+  private static func parse(_ data: Data, file: URL) throws(InnerPeaceError) -> Any {
+    do {
+      return try JSONSerialization.jsonObject(with: data, options: [])
+    } catch {
+      let position = JSONErrorLocator.locate(in: [UInt8](data))
+      throw .catalogMalformed(file: file.path, line: position.line, column: position.column, reason: position.reason)
+    }
+  }
+
+  static func loadQuotes(_ url: URL) throws(InnerPeaceError) -> [Quote] {
+    let file = url.path
+    guard let entries = try parse(read(url), file: url) as? [Any] else {
+      throw .catalogInvalid(file: file, reason: "expected a JSON array of {\"text\", \"author\"} objects")
+    }
+    guard !entries.isEmpty else { throw .catalogInvalid(file: file, reason: "the list of quotes is empty") }
+    var quotes: [Quote] = []
+    quotes.reserveCapacity(entries.count)
+    for (index, entry) in entries.enumerated() {
+      guard let object = entry as? [String: Any] else {
+        throw .catalogInvalid(file: file, reason: "quote \(index) is not an object")
+      }
+      guard let rawText = object["text"] else {
+        throw .catalogInvalid(file: file, reason: "quote \(index) has no \"text\" field")
+      }
+      guard let text = rawText as? String else {
+        throw .catalogInvalid(file: file, reason: "quote \(index): \"text\" is not a string")
+      }
+      guard let rawAuthor = object["author"] else {
+        throw .catalogInvalid(file: file, reason: "quote \(index) has no \"author\" field")
+      }
+      guard let author = rawAuthor as? String else {
+        throw .catalogInvalid(file: file, reason: "quote \(index): \"author\" is not a string")
+      }
+      let tidiedText: String
+      let tidiedAuthor: String
+      do {
+        tidiedText = try TextRules.quote(text)
+        tidiedAuthor = try TextRules.author(author)
+      } catch {
+        throw .catalogInvalid(file: file, reason: "quote \(index): \(error.description)")
+      }
+      quotes.append(Quote(text: tidiedText, author: tidiedAuthor))
+    }
+    return quotes
+  }
+
+  static func loadPictures(_ url: URL, in directory: URL) throws(InnerPeaceError) -> [String] {
+    let file = url.path
+    guard let entries = try parse(read(url), file: url) as? [Any] else {
+      throw .catalogInvalid(file: file, reason: "expected a JSON array of picture file names")
+    }
+    guard !entries.isEmpty else { throw .catalogInvalid(file: file, reason: "the list of pictures is empty") }
+    var names: [String] = []
+    for (index, entry) in entries.enumerated() {
+      guard let name = entry as? String else {
+        throw .catalogInvalid(file: file, reason: "picture \(index) is not a string")
+      }
+      try checkPicture(name, in: directory)
+      names.append(name)
+    }
+    return names
+  }
+
+  static func checkName(_ name: String) throws(InnerPeaceError) {
+    guard !name.isEmpty, !name.contains("/"), !name.contains("\\"), !name.hasPrefix("."), !name.contains("\0")
+    else { throw .pictureNameInvalid(name: name) }
+  }
+
+  /// Checks a picture's name, that its file exists, and that its header decodes. Reads only the
+  /// first 64 KiB: decoding every photo in full would slow every start-up.
+  static func checkPicture(_ name: String, in directory: URL) throws(InnerPeaceError) {
+    try checkName(name)
+    let path = directory.appendingPathComponent(name).path
+    guard let handle = FileHandle(forReadingAtPath: path) else { throw .pictureMissing(name: name) }
+    defer { try? handle.close() }
+    let head: Data = ((try? handle.read(upToCount: 65_536)) ?? nil) ?? Data()
+    if case .failure(let failure) = ImageDecoding.probe([UInt8](head)) {
+      throw .pictureUndecodable(name: name, reason: failure.reason)
+    }
+  }
+}
+
+/// Where the bundled resources are, through the resource target.
+enum BundledResourcesLocator {
+  static var catalogDirectory: URL? { BundledResources.catalogDirectory }
+  static var fontsDirectory: URL? { BundledResources.fontsDirectory }
+}

@@ -1,0 +1,167 @@
+/// Finds where JSON text first goes wrong, as a 1-based line and column, so a catalog error can
+/// point at it. Foundation's parser says only that the data is invalid.
+enum JSONErrorLocator {
+  struct Position: Equatable {
+    var line: Int
+    var column: Int
+    var reason: String
+  }
+
+  private struct Failure: Error {
+    let offset: Int
+    let reason: String
+  }
+
+  /// The first syntax error in `bytes`; if the text is valid JSON, the position just past it.
+  static func locate(in bytes: [UInt8]) -> Position {
+    var parser = Parser(bytes: bytes)
+    let failure: Failure
+    do {
+      parser.skipSpace()
+      try parser.value(depth: 0)
+      parser.skipSpace()
+      if parser.offset < bytes.count {
+        failure = Failure(offset: parser.offset, reason: "unexpected text after the JSON value")
+      } else {
+        failure = Failure(offset: parser.offset, reason: "invalid JSON")
+      }
+    } catch {
+      failure = error
+    }
+    var line = 1
+    var column = 1
+    var index = 0
+    while index < min(failure.offset, bytes.count) {
+      if bytes[index] == 0x0A {
+        line += 1
+        column = 1
+      } else if bytes[index] & 0xC0 != 0x80 {
+        column += 1
+      }
+      index += 1
+    }
+    return Position(line: line, column: column, reason: failure.reason)
+  }
+
+  private struct Parser {
+    let bytes: [UInt8]
+    var offset = 0
+
+    init(bytes: [UInt8]) { self.bytes = bytes }
+
+    var current: UInt8? { offset < bytes.count ? bytes[offset] : nil }
+
+    mutating func skipSpace() {
+      while let byte = current, byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D { offset += 1 }
+    }
+
+    func fail(_ reason: String) -> Failure { Failure(offset: offset, reason: reason) }
+
+    mutating func value(depth: Int) throws(Failure) {
+      guard depth < 512 else { throw fail("nesting is too deep") }
+      guard let byte = current else { throw fail("unexpected end of file") }
+      switch byte {
+      case UInt8(ascii: "{"): try object(depth: depth)
+      case UInt8(ascii: "["): try array(depth: depth)
+      case UInt8(ascii: "\""): try string()
+      case UInt8(ascii: "t"): try literal("true")
+      case UInt8(ascii: "f"): try literal("false")
+      case UInt8(ascii: "n"): try literal("null")
+      case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): try number()
+      default: throw fail("unexpected character '\(Character(Unicode.Scalar(byte)))'")
+      }
+    }
+
+    mutating func literal(_ word: String) throws(Failure) {
+      for expected in word.utf8 {
+        guard current == expected else { throw fail("invalid literal, expected '\(word)'") }
+        offset += 1
+      }
+    }
+
+    mutating func number() throws(Failure) {
+      if current == UInt8(ascii: "-") { offset += 1 }
+      guard let first = current, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) else {
+        throw fail("invalid number")
+      }
+      while let byte = current,
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "e")
+          || byte == UInt8(ascii: "E") || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-")
+      {
+        offset += 1
+      }
+    }
+
+    mutating func string() throws(Failure) {
+      offset += 1
+      while let byte = current {
+        switch byte {
+        case UInt8(ascii: "\""):
+          offset += 1
+          return
+        case UInt8(ascii: "\\"):
+          offset += 1
+          guard let escaped = current, Array("\"\\/bfnrtu".utf8).contains(escaped) else {
+            throw fail("invalid escape in string")
+          }
+          offset += 1
+        case 0x00..<0x20:
+          throw fail("control character in string (a raw line break? use \\n)")
+        default:
+          offset += 1
+        }
+      }
+      throw fail("unterminated string")
+    }
+
+    mutating func array(depth: Int) throws(Failure) {
+      offset += 1
+      skipSpace()
+      if current == UInt8(ascii: "]") {
+        offset += 1
+        return
+      }
+      while true {
+        skipSpace()
+        try value(depth: depth + 1)
+        skipSpace()
+        switch current {
+        case UInt8(ascii: ","): offset += 1
+        case UInt8(ascii: "]"):
+          offset += 1
+          return
+        case nil: throw fail("unexpected end of file in array")
+        default: throw fail("expected ',' or ']' in array")
+        }
+      }
+    }
+
+    mutating func object(depth: Int) throws(Failure) {
+      offset += 1
+      skipSpace()
+      if current == UInt8(ascii: "}") {
+        offset += 1
+        return
+      }
+      while true {
+        skipSpace()
+        guard current == UInt8(ascii: "\"") else { throw fail("expected a \"key\" in object") }
+        try string()
+        skipSpace()
+        guard current == UInt8(ascii: ":") else { throw fail("expected ':' after key") }
+        offset += 1
+        skipSpace()
+        try value(depth: depth + 1)
+        skipSpace()
+        switch current {
+        case UInt8(ascii: ","): offset += 1
+        case UInt8(ascii: "}"):
+          offset += 1
+          return
+        case nil: throw fail("unexpected end of file in object")
+        default: throw fail("expected ',' or '}' in object")
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,92 @@
+internal import CInnerPeace
+
+/// Owns one `cairo_surface_t` image surface; `deinit` destroys it.
+final class ImageSurface {
+  enum PixelFormat {
+    /// 32-bit, premultiplied alpha, BGRA in memory on little-endian machines.
+    case argb32
+    /// 32-bit, alpha byte unused, BGRX in memory on little-endian machines.
+    case rgb24
+    /// 8-bit alpha only.
+    case a8
+
+    var cairo: cairo_format_t {
+      switch self {
+      case .argb32: CAIRO_FORMAT_ARGB32
+      case .rgb24: CAIRO_FORMAT_RGB24
+      case .a8: CAIRO_FORMAT_A8
+      }
+    }
+  }
+
+  let handle: OpaquePointer
+  let width: Int
+  let height: Int
+  let format: PixelFormat
+
+  /// Creates a zero-filled surface (transparent, or black for `rgb24`).
+  init(format: PixelFormat, width: Int, height: Int) throws(InnerPeaceError) {
+    let surface = cairo_image_surface_create(format.cairo, Int32(width), Int32(height))!
+    try ImageSurface.check(surface)
+    self.handle = surface
+    self.width = width
+    self.height = height
+    self.format = format
+  }
+
+  /// Takes ownership of a surface Cairo made (a decoded PNG, say), checking its status first.
+  init(adopting surface: OpaquePointer) throws(InnerPeaceError) {
+    try ImageSurface.check(surface)
+    self.handle = surface
+    self.width = Int(cairo_image_surface_get_width(surface))
+    self.height = Int(cairo_image_surface_get_height(surface))
+    switch cairo_image_surface_get_format(surface) {
+    case CAIRO_FORMAT_ARGB32: self.format = .argb32
+    case CAIRO_FORMAT_A8: self.format = .a8
+    default: self.format = .rgb24
+    }
+  }
+
+  private static func check(_ surface: OpaquePointer) throws(InnerPeaceError) {
+    let status = cairo_surface_status(surface)
+    if status != CAIRO_STATUS_SUCCESS {
+      cairo_surface_destroy(surface)
+      throw .renderFailed(reason: "cairo surface: \(String(cString: cairo_status_to_string(status)))")
+    }
+  }
+
+  deinit { cairo_surface_destroy(handle) }
+
+  /// Bytes per row.
+  var stride: Int { Int(cairo_image_surface_get_stride(handle)) }
+
+  /// The pixel bytes. Call ``flush()`` before reading what Cairo drew, and ``markDirty()`` after
+  /// writing to them directly.
+  var data: UnsafeMutablePointer<UInt8> { cairo_image_surface_get_data(handle)! }
+
+  func flush() { cairo_surface_flush(handle) }
+  func markDirty() { cairo_surface_mark_dirty(handle) }
+}
+
+/// Owns one `cairo_t` drawing context; `deinit` destroys it.
+final class DrawingContext {
+  let handle: OpaquePointer
+  /// Kept alive as long as the context draws into it.
+  let surface: ImageSurface
+
+  init(surface: ImageSurface) throws(InnerPeaceError) {
+    self.surface = surface
+    self.handle = cairo_create(surface.handle)!
+    try check()
+  }
+
+  deinit { cairo_destroy(handle) }
+
+  /// Throws if Cairo recorded an error on this context (out of memory, invalid matrix, ...).
+  func check() throws(InnerPeaceError) {
+    let status = cairo_status(handle)
+    if status != CAIRO_STATUS_SUCCESS {
+      throw .renderFailed(reason: "cairo: \(String(cString: cairo_status_to_string(status)))")
+    }
+  }
+}

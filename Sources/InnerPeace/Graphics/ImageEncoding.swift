@@ -1,0 +1,178 @@
+internal import CInnerPeace
+
+/// Encodes a finished Cairo surface as PNG (own writer over libdeflate), JPEG (libturbojpeg)
+/// or WebP (libwebp).
+enum ImageEncoding {
+  /// JPEG quality, 1...100.
+  static let jpegQuality: Int32 = 90
+  /// WebP quality, 0...100.
+  static let webpQuality: Float = 90
+  /// libdeflate level for PNG. Level 4 with per-row adaptive filters gives files within a few
+  /// percent of libpng's default (zlib 6) output at a fraction of the time; see BENCHMARKS.md.
+  static let pngCompressionLevel: Int32 = 4
+
+  static func encode(_ surface: ImageSurface, as format: ImageFormat) throws(InnerPeaceError) -> [UInt8] {
+    surface.flush()
+    switch format {
+    case .png: return try png(surface)
+    case .jpeg: return try jpeg(surface)
+    case .webp: return try webp(surface)
+    }
+  }
+
+  /// Whether the surface's pixels carry alpha worth keeping.
+  private static func hasAlpha(_ surface: ImageSurface) -> Bool { surface.format == .argb32 }
+
+  /// Converts one row of Cairo pixels to packed RGB (or straight, unpremultiplied RGBA).
+  @inline(__always)
+  private static func unpack(
+    row source: UnsafePointer<UInt8>, width: Int, alpha: Bool, into target: UnsafeMutablePointer<UInt8>
+  ) {
+    if alpha {
+      for x in 0..<width {
+        let b = Int(source[4 * x])
+        let g = Int(source[4 * x + 1])
+        let r = Int(source[4 * x + 2])
+        let a = Int(source[4 * x + 3])
+        if a == 0 {
+          target[4 * x] = 0
+          target[4 * x + 1] = 0
+          target[4 * x + 2] = 0
+        } else if a == 255 {
+          target[4 * x] = UInt8(r)
+          target[4 * x + 1] = UInt8(g)
+          target[4 * x + 2] = UInt8(b)
+        } else {
+          target[4 * x] = UInt8(min(255, (r * 255 + a / 2) / a))
+          target[4 * x + 1] = UInt8(min(255, (g * 255 + a / 2) / a))
+          target[4 * x + 2] = UInt8(min(255, (b * 255 + a / 2) / a))
+        }
+        target[4 * x + 3] = UInt8(a)
+      }
+    } else {
+      for x in 0..<width {
+        target[3 * x] = source[4 * x + 2]
+        target[3 * x + 1] = source[4 * x + 1]
+        target[3 * x + 2] = source[4 * x]
+      }
+    }
+  }
+
+  // MARK: PNG
+
+  private static func png(_ surface: ImageSurface) throws(InnerPeaceError) -> [UInt8] {
+    let width = surface.width
+    let height = surface.height
+    let alpha = hasAlpha(surface)
+    let channels = alpha ? 4 : 3
+    let rowBytes = width * channels
+    let filteredCount = (rowBytes + 1) * height
+    // Filtered scanlines: one filter-type byte, then the row.
+    var filtered = [UInt8](repeating: 0, count: filteredCount)
+    var previous = [UInt8](repeating: 0, count: rowBytes)
+    var current = [UInt8](repeating: 0, count: rowBytes)
+    let source = surface.data
+    let stride = surface.stride
+    filtered.withUnsafeMutableBufferPointer { out in
+      previous.withUnsafeMutableBufferPointer { prevBuffer in
+        current.withUnsafeMutableBufferPointer { curBuffer in
+          var prev = prevBuffer.baseAddress!
+          var cur = curBuffer.baseAddress!
+          for y in 0..<height {
+            unpack(row: source + y * stride, width: width, alpha: alpha, into: cur)
+            let target = out.baseAddress! + y * (rowBytes + 1)
+            PNGFilter.filterRow(current: cur, previous: prev, count: rowBytes, bytesPerPixel: channels, into: target)
+            swap(&prev, &cur)
+          }
+        }
+      }
+    }
+    guard let compressor = libdeflate_alloc_compressor(pngCompressionLevel) else {
+      throw .renderFailed(reason: "libdeflate could not allocate a compressor")
+    }
+    defer { libdeflate_free_compressor(compressor) }
+    let bound = libdeflate_zlib_compress_bound(compressor, filteredCount)
+    var compressed = [UInt8](repeating: 0, count: bound)
+    let compressedCount = filtered.withUnsafeBufferPointer { input in
+      compressed.withUnsafeMutableBufferPointer { output in
+        libdeflate_zlib_compress(compressor, input.baseAddress, input.count, output.baseAddress, output.count)
+      }
+    }
+    guard compressedCount > 0 else { throw .renderFailed(reason: "libdeflate could not compress the image") }
+
+    var png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+    png.reserveCapacity(compressedCount + 64)
+    var header: [UInt8] = []
+    header.appendBigEndian(UInt32(width))
+    header.appendBigEndian(UInt32(height))
+    header += [8, alpha ? 6 : 2, 0, 0, 0]  // 8-bit, RGBA or RGB, deflate, adaptive filters, no interlace
+    appendChunk("IHDR", header[...], to: &png)
+    appendChunk("IDAT", compressed[0..<compressedCount], to: &png)
+    appendChunk("IEND", [][...], to: &png)
+    return png
+  }
+
+  private static func appendChunk(_ type: String, _ data: ArraySlice<UInt8>, to png: inout [UInt8]) {
+    png.appendBigEndian(UInt32(data.count))
+    let typeBytes = Array(type.utf8)
+    png += typeBytes
+    png += data
+    var crc = typeBytes.withUnsafeBufferPointer { libdeflate_crc32(0, $0.baseAddress, $0.count) }
+    crc = data.withUnsafeBufferPointer { libdeflate_crc32(crc, $0.baseAddress, $0.count) }
+    png.appendBigEndian(crc)
+  }
+
+  // MARK: JPEG
+
+  private static func jpeg(_ surface: ImageSurface) throws(InnerPeaceError) -> [UInt8] {
+    guard !hasAlpha(surface) else {
+      throw .optionsConflict(reason: "JPEG has no alpha channel: use png or webp for a transparent card")
+    }
+    guard let handle = tjInitCompress() else { throw .renderFailed(reason: "libturbojpeg could not start") }
+    defer { tjDestroy(handle) }
+    var output: UnsafeMutablePointer<UInt8>? = nil
+    var size: UInt = 0
+    let status = tjCompress2(
+      handle, surface.data, Int32(surface.width), Int32(surface.stride), Int32(surface.height),
+      Int32(TJPF_BGRX.rawValue), &output, &size, Int32(TJSAMP_420.rawValue), jpegQuality, 0)
+    defer { if let output { tjFree(output) } }
+    guard status == 0, let output else {
+      throw .renderFailed(reason: "JPEG encoding failed: \(String(cString: tjGetErrorStr2(handle)))")
+    }
+    return Array(UnsafeBufferPointer(start: output, count: Int(size)))
+  }
+
+  // MARK: WebP
+
+  private static func webp(_ surface: ImageSurface) throws(InnerPeaceError) -> [UInt8] {
+    let alpha = hasAlpha(surface)
+    let channels = alpha ? 4 : 3
+    let width = surface.width
+    var packed = [UInt8](repeating: 0, count: width * channels * surface.height)
+    packed.withUnsafeMutableBufferPointer { buffer in
+      for y in 0..<surface.height {
+        unpack(
+          row: surface.data + y * surface.stride, width: width, alpha: alpha,
+          into: buffer.baseAddress! + y * width * channels)
+      }
+    }
+    var output: UnsafeMutablePointer<UInt8>? = nil
+    let size = packed.withUnsafeBufferPointer { buffer in
+      alpha
+        ? WebPEncodeRGBA(buffer.baseAddress, Int32(width), Int32(surface.height), Int32(width * 4), webpQuality, &output)
+        : WebPEncodeRGB(buffer.baseAddress, Int32(width), Int32(surface.height), Int32(width * 3), webpQuality, &output)
+    }
+    defer { if let output { WebPFree(output) } }
+    guard size > 0, let output else { throw .renderFailed(reason: "WebP encoding failed") }
+    return Array(UnsafeBufferPointer(start: output, count: Int(size)))
+  }
+}
+
+extension Array where Element == UInt8 {
+  fileprivate mutating func appendBigEndian(_ value: UInt32) {
+    append(UInt8(value >> 24))
+    append(UInt8(value >> 16 & 0xFF))
+    append(UInt8(value >> 8 & 0xFF))
+    append(UInt8(value & 0xFF))
+  }
+}

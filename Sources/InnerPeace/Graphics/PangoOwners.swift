@@ -1,0 +1,174 @@
+internal import CInnerPeace
+
+/// A rectangle in pixels (Pango works in 1/1024 px; these are converted).
+struct PixelRect: Equatable {
+  var x: Double
+  var y: Double
+  var width: Double
+  var height: Double
+
+  var maxX: Double { x + width }
+  var maxY: Double { y + height }
+
+  func union(_ other: PixelRect) -> PixelRect {
+    let minX = Swift.min(x, other.x)
+    let minY = Swift.min(y, other.y)
+    return PixelRect(
+      x: minX, y: minY, width: Swift.max(maxX, other.maxX) - minX, height: Swift.max(maxY, other.maxY) - minY)
+  }
+
+  func offsetBy(dx: Double, dy: Double) -> PixelRect { PixelRect(x: x + dx, y: y + dy, width: width, height: height) }
+
+  init(x: Double, y: Double, width: Double, height: Double) {
+    self.x = x
+    self.y = y
+    self.width = width
+    self.height = height
+  }
+
+  init(_ rect: PangoRectangle) {
+    let scale = Double(innerpeace_pango_scale)
+    self.init(
+      x: Double(rect.x) / scale, y: Double(rect.y) / scale, width: Double(rect.width) / scale,
+      height: Double(rect.height) / scale)
+  }
+}
+
+/// Owns a `PangoContext` on the calling thread's font map, set up for scalable layout: no
+/// hinting of metrics or outlines, so a layout's size follows the font size smoothly.
+final class TextContext {
+  let handle: OpaquePointer
+
+  init(fontMap: UnsafeMutablePointer<PangoFontMap>) {
+    handle = pango_font_map_create_context(fontMap)!
+    let options = cairo_font_options_create()!
+    cairo_font_options_set_hint_metrics(options, CAIRO_HINT_METRICS_OFF)
+    cairo_font_options_set_hint_style(options, CAIRO_HINT_STYLE_NONE)
+    cairo_font_options_set_antialias(options, CAIRO_ANTIALIAS_GRAY)
+    pango_cairo_context_set_font_options(handle, options)
+    cairo_font_options_destroy(options)
+    pango_context_set_round_glyph_positions(handle, 0)
+  }
+
+  deinit { g_object_unref(UnsafeMutableRawPointer(handle)) }
+}
+
+/// Owns a `PangoFontDescription`.
+final class FontDescription {
+  let handle: OpaquePointer
+
+  init(family: String, italic: Bool) {
+    handle = pango_font_description_new()!
+    pango_font_description_set_family(handle, family)
+    pango_font_description_set_style(handle, italic ? PANGO_STYLE_ITALIC : PANGO_STYLE_NORMAL)
+  }
+
+  deinit { pango_font_description_free(handle) }
+
+  /// Sets the size in pixels (device units), independent of any resolution.
+  func setPixelSize(_ size: Double) {
+    pango_font_description_set_absolute_size(handle, size * Double(innerpeace_pango_scale))
+  }
+}
+
+/// Owns a `PangoLayout`: one paragraph block of plain text (never markup), wrapped to a width.
+final class TextLayout {
+  enum Alignment { case natural, center, opposite }
+
+  let handle: OpaquePointer
+  private let font: FontDescription
+  /// Kept alive as long as the layout uses it.
+  private let context: TextContext
+
+  init(context: TextContext, text: String, family: String) {
+    self.context = context
+    handle = pango_layout_new(context.handle)!
+    font = FontDescription(family: family, italic: true)
+    // set_text, not set_markup: "<b>" is drawn as written.
+    pango_layout_set_text(handle, text, Int32(text.utf8.count))
+    // Break at words, and inside a word (a URL, say) only when the word alone is too wide.
+    pango_layout_set_wrap(handle, PANGO_WRAP_WORD_CHAR)
+    pango_layout_set_auto_dir(handle, 1)
+  }
+
+  deinit { g_object_unref(UnsafeMutableRawPointer(handle)) }
+
+  func setPixelSize(_ size: Double) {
+    font.setPixelSize(size)
+    pango_layout_set_font_description(handle, font.handle)
+  }
+
+  func setWidth(_ pixels: Double) {
+    pango_layout_set_width(handle, Int32((pixels * Double(innerpeace_pango_scale)).rounded(.down)))
+  }
+
+  func setAlignment(_ alignment: Alignment) {
+    switch alignment {
+    case .natural: pango_layout_set_alignment(handle, PANGO_ALIGN_LEFT)  // flipped for RTL by auto-dir
+    case .center: pango_layout_set_alignment(handle, PANGO_ALIGN_CENTER)
+    case .opposite: pango_layout_set_alignment(handle, PANGO_ALIGN_RIGHT)
+    }
+  }
+
+  /// Limits the height and ellipsizes the last line that fits; `nil` lifts the limit.
+  func limitHeight(_ pixels: Double?) {
+    if let pixels {
+      pango_layout_set_ellipsize(handle, PANGO_ELLIPSIZE_END)
+      pango_layout_set_height(handle, Int32(max(1, pixels * Double(innerpeace_pango_scale))))
+    } else {
+      pango_layout_set_ellipsize(handle, PANGO_ELLIPSIZE_NONE)
+      pango_layout_set_height(handle, -1)
+    }
+  }
+
+  /// Ink and logical extents in pixels, relative to the layout's origin.
+  var extents: (ink: PixelRect, logical: PixelRect) {
+    var ink = PangoRectangle()
+    var logical = PangoRectangle()
+    pango_layout_get_extents(handle, &ink, &logical)
+    return (PixelRect(ink), PixelRect(logical))
+  }
+
+  /// Everything drawn or reserved: the union of ink and logical extents. Empty ink (spaces only)
+  /// is ignored.
+  var bounds: PixelRect {
+    let (ink, logical) = extents
+    return ink.width > 0 && ink.height > 0 ? ink.union(logical) : logical
+  }
+
+  /// Whether the first paragraph reads right to left.
+  var isRightToLeft: Bool {
+    guard let line = pango_layout_get_line_readonly(handle, 0) else { return false }
+    return line.pointee.resolved_dir == PANGO_DIRECTION_RTL.rawValue
+  }
+
+  /// Whether Pango had to ellipsize the text.
+  var isEllipsized: Bool { pango_layout_is_ellipsized(handle) != 0 }
+
+  var lineCount: Int { Int(pango_layout_get_line_count(handle)) }
+
+  /// Draws the layout with its top-left corner at (`x`, `y`) in the context's current source.
+  func draw(in context: DrawingContext, x: Double, y: Double) {
+    cairo_move_to(context.handle, x, y)
+    pango_cairo_show_layout(context.handle, handle)
+  }
+
+  /// The files of the fonts Pango chose for the runs of this layout, in order of use.
+  var fontFiles: [String] {
+    var files: [String] = []
+    guard let iterator = pango_layout_get_iter(handle) else { return files }
+    defer { pango_layout_iter_free(iterator) }
+    repeat {
+      if let run = pango_layout_iter_get_run_readonly(iterator), let font = run.pointee.item.pointee.analysis.font,
+        let pattern = innerpeace_font_pattern(font)
+      {
+        var file: UnsafeMutablePointer<FcChar8>?
+        if FcPatternGetString(pattern, FC_FILE, 0, &file) == FcResultMatch, let file {
+          let path = String(cString: file)
+          if !files.contains(path) { files.append(path) }
+        }
+      }
+    } while pango_layout_iter_next_run(iterator) != 0
+    return files
+  }
+}

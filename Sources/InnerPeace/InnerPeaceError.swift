@@ -1,0 +1,74 @@
+/// Everything that can go wrong between a request and its bytes, each with a one-line description
+/// meant for the person who made the request. The CLI maps these to exit codes, and the server to
+/// HTTP statuses, each in one place.
+public enum InnerPeaceError: Error, Equatable, Sendable, CustomStringConvertible {
+  /// A catalog file could not be read at all.
+  case catalogUnreadable(file: String, reason: String)
+  /// A catalog JSON file is not valid JSON.
+  case catalogMalformed(file: String, line: Int, column: Int, reason: String)
+  /// A catalog JSON file is valid JSON of the wrong shape or with bad values.
+  case catalogInvalid(file: String, reason: String)
+  /// A picture named in the catalog is missing, or is not a plain file name.
+  case pictureMissing(name: String)
+  /// A picture name that could escape the catalog folder.
+  case pictureNameInvalid(name: String)
+  /// A picture that was asked for by name but is not in the catalog.
+  case pictureUnknown(name: String)
+  /// A picture whose bytes cannot be decoded as JPEG or PNG.
+  case pictureUndecodable(name: String, reason: String)
+  /// A quote index outside the catalog.
+  case quoteIndexOutOfRange(index: Int, count: Int)
+  /// Text that is empty, too long, or holds characters a card cannot show.
+  case textInvalid(reason: String)
+  /// An author name that is too long or holds control characters.
+  case authorInvalid(reason: String)
+  /// A preset name that is neither known nor `WxH`.
+  case presetUnknown(String)
+  /// A canvas size outside the documented limits.
+  case sizeInvalid(reason: String)
+  /// An output format that is not png, jpeg or webp.
+  case formatUnknown(String)
+  /// A combination of options that cannot be honoured (JPEG with transparency, say).
+  case optionsConflict(reason: String)
+  /// The bundled fonts could not be found or registered.
+  case fontsUnavailable(reason: String)
+  /// Cairo, Pango or a codec failed while drawing or encoding.
+  case renderFailed(reason: String)
+
+  public var description: String {
+    switch self {
+    case .catalogUnreadable(let file, let reason):
+      return "\(file): cannot read: \(reason)"
+    case .catalogMalformed(let file, let line, let column, let reason):
+      return "\(file): malformed JSON at line \(line), column \(column): \(reason)"
+    case .catalogInvalid(let file, let reason):
+      return "\(file): \(reason)"
+    case .pictureMissing(let name):
+      return "picture '\(name)' is listed in pictures.json but the file is missing"
+    case .pictureNameInvalid(let name):
+      return "picture name '\(name)' is not a plain file name (no '/', no '..', no leading '.')"
+    case .pictureUnknown(let name):
+      return "no picture named '\(name)' in the catalog"
+    case .pictureUndecodable(let name, let reason):
+      return "picture '\(name)' cannot be decoded: \(reason)"
+    case .quoteIndexOutOfRange(let index, let count):
+      return "quote index \(index) is out of range: the catalog has \(count) quotes (0...\(count - 1))"
+    case .textInvalid(let reason):
+      return "invalid text: \(reason)"
+    case .authorInvalid(let reason):
+      return "invalid author: \(reason)"
+    case .presetUnknown(let name):
+      return "unknown preset '\(name)': use classic, og, square, story or WxH (e.g. 1600x900)"
+    case .sizeInvalid(let reason):
+      return "invalid size: \(reason)"
+    case .formatUnknown(let name):
+      return "unknown format '\(name)': use png, jpeg or webp"
+    case .optionsConflict(let reason):
+      return reason
+    case .fontsUnavailable(let reason):
+      return "fonts unavailable: \(reason)"
+    case .renderFailed(let reason):
+      return "render failed: \(reason)"
+    }
+  }
+}

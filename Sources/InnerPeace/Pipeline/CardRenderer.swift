@@ -1,0 +1,161 @@
+internal import CInnerPeace
+public import Foundation
+
+/// Renders quote cards. Create one and share it: a render is one synchronous call on the calling
+/// thread, safe to make from several threads at once. Every Cairo and Pango object lives and
+/// dies inside one render; only the decoded backgrounds are kept, in a bounded cache.
+///
+/// The pipeline, top to bottom: select → fit text → background → halo text → encode.
+public final class CardRenderer: Sendable {
+  public let catalog: Catalog
+  private let fontPath: String
+  private let backgrounds: BackgroundCache
+
+  /// - Parameters:
+  ///   - catalog: the quotes and pictures to choose from.
+  ///   - fontsDirectory: the folder with the bundled font; `nil` uses the package's `Fonts/`.
+  ///   - backgroundCacheBytes: how much decoded, scaled background to keep (0 keeps none).
+  /// - Throws: ``InnerPeaceError/fontsUnavailable(reason:)`` when the bundled font is missing.
+  public init(catalog: Catalog, fontsDirectory: URL? = nil, backgroundCacheBytes: Int = 192 << 20)
+    throws(InnerPeaceError)
+  {
+    self.catalog = catalog
+    self.fontPath = try FontSetup.register(fontsDirectory: fontsDirectory ?? BundledResourcesLocator.fontsDirectory)
+    self.backgrounds = BackgroundCache(capacityBytes: backgroundCacheBytes)
+  }
+
+  /// Renders one card.
+  /// - Throws: ``InnerPeaceError`` for a bad request (index out of range, unknown picture, invalid
+  ///   text, JPEG with transparency) or a failed decode, draw or encode.
+  public func render(_ request: CardRequest) throws(InnerPeaceError) -> RenderedCard {
+    let geometry = request.preset.geometry
+    var timings = StageTimings()
+    let clock = ContinuousClock()
+
+    // Select: two draws from the seed, always in this order, so choosing one explicitly does not
+    // change the other.
+    var generator = SeededGenerator(seed: request.seed)
+    let randomQuote = generator.index(below: catalog.quotes.count)
+    let randomPicture = generator.index(below: catalog.pictures.count)
+    let quoteIndex: Int?
+    let quote: Quote
+    switch request.quote {
+    case .random:
+      quoteIndex = randomQuote
+      quote = catalog.quotes[randomQuote]
+    case .index(let index):
+      guard catalog.quotes.indices.contains(index) else {
+        throw .quoteIndexOutOfRange(index: index, count: catalog.quotes.count)
+      }
+      quoteIndex = index
+      quote = catalog.quotes[index]
+    case .text(let text, let author):
+      quoteIndex = nil
+      quote = Quote(text: try TextRules.quote(text), author: try TextRules.author(author ?? ""))
+    }
+    let pictureName: String
+    switch request.picture {
+    case .random: pictureName = catalog.pictures[randomPicture]
+    case .named(let name):
+      _ = try catalog.pictureURL(named: name)
+      pictureName = name
+    }
+    if request.transparent && request.format == .jpeg {
+      throw .optionsConflict(reason: "JPEG has no alpha channel: use png or webp for a transparent card")
+    }
+
+    // Fit the text.
+    var start = clock.now
+    let context = TextContext(fontMap: FontSetup.threadFontMap(bundledFontPath: fontPath))
+    let fitter = TextFitter(geometry: geometry, alignment: request.alignment)
+    let fitted = fitter.fit(
+      quote: quote.text, author: request.showsAuthor ? quote.author : "", context: context, family: FontSetup.family)
+    timings.fit = seconds(clock.now - start)
+
+    // Background: the photo scaled to cover the canvas (cached), or transparent.
+    let canvas = try ImageSurface(
+      format: request.transparent ? .argb32 : .rgb24, width: geometry.canvas.width, height: geometry.canvas.height)
+    if !request.transparent {
+      let pixels = try background(named: pictureName, size: geometry.canvas, timings: &timings)
+      start = clock.now
+      pixels.bytes.withUnsafeBufferPointer { source in
+        let rowBytes = pixels.stride
+        for row in 0..<pixels.height {
+          (canvas.data + row * canvas.stride).update(from: source.baseAddress! + row * rowBytes, count: rowBytes)
+        }
+      }
+      canvas.markDirty()
+      timings.draw += seconds(clock.now - start)
+    }
+
+    // The halo text: text layer, its alpha blurred five times, shadows, then the text.
+    try HaloText.draw(fitted, geometry: geometry, on: canvas, timings: &timings)
+
+    start = clock.now
+    let bytes = try ImageEncoding.encode(canvas, as: request.format)
+    timings.encode = seconds(clock.now - start)
+
+    return RenderedCard(
+      bytes: bytes, format: request.format, size: geometry.canvas, quoteIndex: quoteIndex, quote: quote,
+      picture: request.transparent ? nil : pictureName,
+      shareMessage: quote.shareMessage, fontSize: fitted.quoteSize, truncated: fitted.truncated,
+      layoutPasses: fitted.passes, timings: timings)
+  }
+
+  /// The files of the fonts Pango picks for `text` on this thread, in order of use. Lets tests
+  /// prove that the bundled font, not a look-alike installed on the machine, sets the quote.
+  public func fontFiles(for text: String) -> [String] {
+    let context = TextContext(fontMap: FontSetup.threadFontMap(bundledFontPath: fontPath))
+    let layout = TextLayout(context: context, text: text, family: FontSetup.family)
+    layout.setPixelSize(48)
+    return layout.fontFiles
+  }
+
+  /// The path of the bundled quote font.
+  public var bundledFontPath: String { fontPath }
+
+  /// Fits a quote without drawing it, for tests and tools: the fitted size, whether it was
+  /// truncated, the block's rectangle on the canvas (x, y, width, height), and the layout passes.
+  public func fitText(_ text: String, author: String, preset: Preset, alignment: TextAlignment = .natural)
+    throws(InnerPeaceError) -> (fontSize: Int, truncated: Bool, block: (x: Double, y: Double, width: Double, height: Double), passes: Int)
+  {
+    let quote = try TextRules.quote(text)
+    let author = try TextRules.author(author)
+    let context = TextContext(fontMap: FontSetup.threadFontMap(bundledFontPath: fontPath))
+    let fitted = TextFitter(geometry: preset.geometry, alignment: alignment).fit(
+      quote: quote, author: author, context: context, family: FontSetup.family)
+    let block = fitted.block
+    return (fitted.quoteSize, fitted.truncated, (block.x, block.y, block.width, block.height), fitted.passes)
+  }
+
+  /// How many decoded backgrounds the cache holds.
+  public var cachedBackgroundCount: Int { backgrounds.count }
+
+  private func background(named name: String, size: CanvasSize, timings: inout StageTimings)
+    throws(InnerPeaceError) -> Pixels
+  {
+    let key = BackgroundCache.Key(picture: name, width: size.width, height: size.height)
+    if let cached = backgrounds.pixels(for: key) { return cached }
+    let clock = ContinuousClock()
+    var start = clock.now
+    let url = try catalog.pictureURL(named: name)
+    guard let data = FileManager.default.contents(atPath: url.path) else { throw .pictureMissing(name: name) }
+    let decoded: Pixels
+    do {
+      decoded = try ImageDecoding.decode([UInt8](data), covering: (size.width, size.height))
+    } catch {
+      throw .pictureUndecodable(name: name, reason: error.description)
+    }
+    timings.decode = seconds(clock.now - start)
+    start = clock.now
+    let scaled = try BackgroundScaler.cover(decoded, to: size)
+    timings.scale = seconds(clock.now - start)
+    backgrounds.store(scaled, for: key)
+    return scaled
+  }
+}
+
+func seconds(_ duration: Duration) -> Double {
+  let parts = duration.components
+  return Double(parts.seconds) + Double(parts.attoseconds) * 1e-18
+}

@@ -1,0 +1,37 @@
+/// A finished card: its bytes and what was chosen to make them.
+public struct RenderedCard: Sendable {
+  /// The encoded image.
+  public let bytes: [UInt8]
+  public let format: ImageFormat
+  public let size: CanvasSize
+  /// The catalog index of the quote, or `nil` for custom text.
+  public let quoteIndex: Int?
+  public let quote: Quote
+  /// The picture behind the text, or `nil` for a transparent card.
+  public let picture: String?
+  /// `"<text>" — <author>`, the app's share message.
+  public let shareMessage: String
+  /// The fitted quote size in pixels.
+  public let fontSize: Int
+  /// The text did not fit at the minimum legible size and was ellipsized.
+  public let truncated: Bool
+  /// How many text layouts the fitter made.
+  public let layoutPasses: Int
+  /// Time spent in each stage of this render.
+  public let timings: StageTimings
+}
+
+/// Time spent in each stage of one render, in seconds. `decode` and `scale` are zero when the
+/// background came from the cache.
+public struct StageTimings: Sendable {
+  public var decode: Double = 0
+  public var scale: Double = 0
+  public var fit: Double = 0
+  public var blur: Double = 0
+  public var draw: Double = 0
+  public var encode: Double = 0
+
+  public init() {}
+
+  public var total: Double { decode + scale + fit + blur + draw + encode }
+}

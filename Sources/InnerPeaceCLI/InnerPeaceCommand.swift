@@ -1,0 +1,75 @@
+import ArgumentParser
+import Foundation
+import InnerPeace
+
+/// `innerpeace`: calm quote cards from the command line.
+@main
+struct InnerPeaceCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "innerpeace",
+    abstract: "Calm quote cards: white italic serif with a soft dark halo over a nature photograph.",
+    version: "0.1.0",
+    subcommands: [RenderCommand.self]
+  )
+
+  /// Parses and runs a command; every failure is one line on stderr and a non-zero exit status.
+  static func main() {
+    do {
+      var command = try parseAsRoot()
+      try command.run()
+    } catch let error as CommandLineError {
+      fail(error.description, code: error.exitCode)
+    } catch let error as InnerPeaceError {
+      fail(error.description, code: ExitStatus.code(for: error))
+    } catch {
+      // --help and --version arrive here as "errors" that exit 0: let ArgumentParser print them.
+      if exitCode(for: error) == .success { exit(withError: error) }
+      fail(message(for: error).split(separator: "\n").first.map(String.init) ?? "invalid arguments", code: ExitStatus.usage)
+    }
+  }
+
+  private static func fail(_ message: String, code: Int32) -> Never {
+    FileHandle.standardError.write(Data("innerpeace: error: \(message)\n".utf8))
+    Foundation.exit(code)
+  }
+}
+
+/// Problems the command line itself finds (as opposed to the renderer).
+struct CommandLineError: Error, CustomStringConvertible {
+  let description: String
+  let exitCode: Int32
+
+  static func usage(_ message: String) -> CommandLineError { CommandLineError(description: message, exitCode: ExitStatus.usage) }
+  static func cannotWrite(_ message: String) -> CommandLineError {
+    CommandLineError(description: message, exitCode: ExitStatus.cannotCreate)
+  }
+}
+
+/// Exit statuses, from BSD's sysexits.h, so scripts can tell bad arguments from bad data.
+enum ExitStatus {
+  /// Bad arguments: unknown preset or format, bad size, index out of range, empty text.
+  static let usage: Int32 = 64
+  /// A catalog file that is malformed or invalid, or a picture that cannot be decoded.
+  static let dataError: Int32 = 65
+  /// A catalog file or picture that is missing.
+  static let noInput: Int32 = 66
+  /// The bundled fonts are missing.
+  static let unavailable: Int32 = 69
+  /// Cairo, Pango or an encoder failed.
+  static let software: Int32 = 70
+  /// The output cannot be written.
+  static let cannotCreate: Int32 = 73
+
+  /// The one place renderer errors become exit statuses.
+  static func code(for error: InnerPeaceError) -> Int32 {
+    switch error {
+    case .catalogUnreadable, .pictureMissing: noInput
+    case .catalogMalformed, .catalogInvalid, .pictureUndecodable: dataError
+    case .pictureNameInvalid, .pictureUnknown, .quoteIndexOutOfRange, .textInvalid, .authorInvalid, .presetUnknown,
+      .sizeInvalid, .formatUnknown, .optionsConflict:
+      usage
+    case .fontsUnavailable: unavailable
+    case .renderFailed: software
+    }
+  }
+}
