@@ -55,7 +55,7 @@ let package = Package(
     ),
     .executableTarget(
       name: "InnerPeaceBench",
-      dependencies: ["InnerPeace"],
+      dependencies: ["InnerPeace", "CInnerPeace"],
       swiftSettings: swiftSettings
     ),
     .testTarget(

@@ -1,1 +1,138 @@
-print("placeholder")
+// innerpeace-bench: per-stage render timings, and an adapter for ../shared/bench/peers/run.sh.
+//
+//   innerpeace-bench stages [--runs N]          per-stage medians for og and classic (markdown)
+//   innerpeace-bench peer BG QUOTE AUTHOR W H OUT   one card, the peer benchmark's job
+//
+// Build it in release mode for meaningful numbers: swift build -c release --product innerpeace-bench
+internal import CInnerPeace
+import Foundation
+import InnerPeace
+
+func median(_ values: [Double]) -> Double {
+  let sorted = values.sorted()
+  guard !sorted.isEmpty else { return 0 }
+  return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+}
+
+func milliseconds(_ seconds: Double) -> String { String(format: "%.2f", seconds * 1000) }
+
+func fail(_ message: String) -> Never {
+  FileHandle.standardError.write(Data("innerpeace-bench: \(message)\n".utf8))
+  exit(2)
+}
+
+/// The size libpng's defaults (Cairo's write_to_png: zlib 6, adaptive filters) give the same pixels.
+func libpngDefaultSize(of png: [UInt8]) -> Int {
+  final class Buffer {
+    var bytes: [UInt8]
+    var offset = 0
+    var written = 0
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+  }
+  let buffer = Buffer(png)
+  let opaque = Unmanaged.passUnretained(buffer).toOpaque()
+  let surface = cairo_image_surface_create_from_png_stream(
+    { closure, data, length in
+      let buffer = Unmanaged<Buffer>.fromOpaque(closure!).takeUnretainedValue()
+      guard buffer.offset + Int(length) <= buffer.bytes.count, let data else { return CAIRO_STATUS_READ_ERROR }
+      buffer.bytes.withUnsafeBufferPointer { data.update(from: $0.baseAddress! + buffer.offset, count: Int(length)) }
+      buffer.offset += Int(length)
+      return CAIRO_STATUS_SUCCESS
+    }, opaque)
+  defer { cairo_surface_destroy(surface) }
+  cairo_surface_write_to_png_stream(
+    surface,
+    { closure, _, length in
+      Unmanaged<Buffer>.fromOpaque(closure!).takeUnretainedValue().written += Int(length)
+      return CAIRO_STATUS_SUCCESS
+    }, opaque)
+  return withExtendedLifetime(buffer) { buffer.written }
+}
+
+func stages(runs: Int) throws {
+  let catalog = try Catalog.bundled()
+  // A cold renderer keeps no backgrounds, so every run decodes and scales; a warm one caches them.
+  let cold = try CardRenderer(catalog: catalog, backgroundCacheBytes: 0)
+  let warm = try CardRenderer(catalog: catalog)
+  let quoteIndex = catalog.quotes.indices.max(by: { catalog.quotes[$0].text.count < catalog.quotes[$1].text.count })!
+  let medium = catalog.quotes.indices.min(by: {
+    abs(catalog.quotes[$0].text.count - 160) < abs(catalog.quotes[$1].text.count - 160)
+  })!
+  print("Per-stage medians over \(runs) runs (ms), one thread. Quote \(medium) (\(catalog.quotes[medium].text.count) chars),")
+  print("picture \(catalog.pictures[0]). Longest bundled quote: \(quoteIndex) (\(catalog.quotes[quoteIndex].text.count) chars).")
+  print("")
+  print("| preset | decode | scale | fit | blur | draw | encode PNG | cold total | warm PNG | warm JPEG | warm WebP | layouts | PNG KB | libpng default KB | ratio |")
+  print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+  for preset in [Preset.og, .classic] {
+    var request = CardRequest(preset: preset, quote: .index(medium), picture: .named(catalog.pictures[0]), seed: 1)
+    var timings: [StageTimings] = []
+    var card = try cold.render(request)
+    for _ in 0..<runs {
+      card = try cold.render(request)
+      timings.append(card.timings)
+    }
+    func warmMedian(_ format: ImageFormat) throws -> Double {
+      request.format = format
+      _ = try warm.render(request)
+      let clock = ContinuousClock()
+      var totals: [Double] = []
+      for _ in 0..<runs {
+        let start = clock.now
+        _ = try warm.render(request)
+        let elapsed = (clock.now - start).components
+        totals.append(Double(elapsed.seconds) + Double(elapsed.attoseconds) * 1e-18)
+      }
+      return median(totals)
+    }
+    let png = try warmMedian(.png)
+    let jpeg = try warmMedian(.jpeg)
+    let webp = try warmMedian(.webp)
+    let reference = libpngDefaultSize(of: card.bytes)
+    let columns = [
+      median(timings.map(\.decode)), median(timings.map(\.scale)), median(timings.map(\.fit)),
+      median(timings.map(\.blur)), median(timings.map(\.draw)), median(timings.map(\.encode)),
+      median(timings.map(\.total)), png, jpeg, webp,
+    ].map(milliseconds)
+    print(
+      "| \(preset) | \(columns.joined(separator: " | ")) | \(card.layoutPasses) | \(card.bytes.count / 1024) | \(reference / 1024) | "
+        + String(format: "%.3f", Double(card.bytes.count) / Double(reference)) + " |")
+  }
+}
+
+/// The peer benchmark's job: BG QUOTE AUTHOR W H OUT.png, one card with that photo and text.
+func peer(_ arguments: [String]) throws {
+  guard arguments.count == 6, let width = Int(arguments[3]), let height = Int(arguments[4]) else {
+    fail("usage: innerpeace-bench peer BG QUOTE AUTHOR W H OUT.png")
+  }
+  let background = URL(fileURLWithPath: arguments[0])
+  let catalog = try Catalog(
+    quotes: [Quote(text: arguments[1], author: arguments[2])], pictures: [background.lastPathComponent],
+    directory: background.deletingLastPathComponent())
+  let renderer = try CardRenderer(catalog: catalog, backgroundCacheBytes: 0)
+  let preset: Preset = width == 2048 && height == 1536 ? .classic : .custom(try CanvasSize(width: width, height: height))
+  let card = try renderer.render(CardRequest(preset: preset, quote: .index(0), picture: .random, seed: 0))
+  guard FileManager.default.createFile(atPath: arguments[5], contents: Data(card.bytes)) else {
+    fail("cannot write \(arguments[5])")
+  }
+  if ProcessInfo.processInfo.environment["PEER_VERBOSE"] != nil {
+    FileHandle.standardError.write(Data("font_px=\(card.fontSize)\n".utf8))
+  }
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+do {
+  switch arguments.first {
+  case "stages":
+    var runs = 15
+    if let index = arguments.firstIndex(of: "--runs"), index + 1 < arguments.count, let value = Int(arguments[index + 1]) {
+      runs = max(1, value)
+    }
+    try stages(runs: runs)
+  case "peer":
+    try peer(Array(arguments.dropFirst()))
+  default:
+    fail("usage: innerpeace-bench stages [--runs N] | peer BG QUOTE AUTHOR W H OUT.png")
+  }
+} catch {
+  fail("\(error)")
+}

@@ -9,7 +9,7 @@ enum ImageEncoding {
   static let webpQuality: Float = 90
   /// libdeflate level for PNG. Level 4 with per-row adaptive filters gives files within a few
   /// percent of libpng's default (zlib 6) output at a fraction of the time; see BENCHMARKS.md.
-  static let pngCompressionLevel: Int32 = 4
+  static let pngCompressionLevel: Int32 = 3
 
   static func encode(_ surface: ImageSurface, as format: ImageFormat) throws(InnerPeaceError) -> [UInt8] {
     surface.flush()
@@ -81,7 +81,7 @@ enum ImageEncoding {
           for y in 0..<height {
             unpack(row: source + y * stride, width: width, alpha: alpha, into: cur)
             let target = out.baseAddress! + y * (rowBytes + 1)
-            PNGFilter.filterRow(current: cur, previous: prev, count: rowBytes, bytesPerPixel: channels, into: target)
+            PNGFilter.filterRow(current: cur, previous: prev, count: rowBytes, into: target)
             swap(&prev, &cur)
           }
         }
@@ -105,7 +105,7 @@ enum ImageEncoding {
     var header: [UInt8] = []
     header.appendBigEndian(UInt32(width))
     header.appendBigEndian(UInt32(height))
-    header += [8, alpha ? 6 : 2, 0, 0, 0]  // 8-bit, RGBA or RGB, deflate, adaptive filters, no interlace
+    header += [8, alpha ? 6 : 2, 0, 0, 0]  // 8-bit, RGBA or RGB, deflate, filter method 0, no interlace
     appendChunk("IHDR", header[...], to: &png)
     appendChunk("IDAT", compressed[0..<compressedCount], to: &png)
     appendChunk("IEND", [][...], to: &png)

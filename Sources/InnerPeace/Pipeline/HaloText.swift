@@ -42,8 +42,7 @@ enum HaloText {
         for x in 0..<width { out[x] = row[4 * x + 3] }
       }
     }
-    let shadows = geometry.shadowSigmas.map { Blur.gaussian(alpha, width: width, height: height, sigma: $0) }
-    let shadow = Blur.stack(shadows)
+    let shadow = Blur.shadow(of: alpha, width: width, height: height, sigmas: geometry.shadowSigmas)
     timings.blur += seconds(clock.now - start)
 
     // 3. Shadows in black through the mask, then the text layer over them.
