@@ -35,7 +35,10 @@ let package = Package(
     .target(
       name: "InnerPeaceResources",
       path: ".",
-      exclude: ["README.md", "BENCHMARKS.md", "LICENSE", "Tests", "Sources/CInnerPeace", "Sources/InnerPeace", "Sources/InnerPeaceCLI", "Sources/InnerPeaceBench", "docs"],
+      exclude: [
+        "README.md", "BENCHMARKS.md", "LICENSE", "Tests", "Sources/CInnerPeace", "Sources/InnerPeace",
+        "Sources/InnerPeaceCLI", "Sources/InnerPeaceBench", "docs",
+      ],
       sources: ["Sources/InnerPeaceResources"],
       resources: [.copy("Resources"), .copy("Fonts")],
       swiftSettings: swiftSettings

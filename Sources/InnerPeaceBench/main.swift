@@ -11,7 +11,8 @@ import InnerPeace
 func median(_ values: [Double]) -> Double {
   let sorted = values.sorted()
   guard !sorted.isEmpty else { return 0 }
-  return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+  return sorted.count % 2 == 1
+    ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
 }
 
 func milliseconds(_ seconds: Double) -> String { String(format: "%.2f", seconds * 1000) }
@@ -58,10 +59,16 @@ func stages(runs: Int) throws {
   let medium = catalog.quotes.indices.min(by: {
     abs(catalog.quotes[$0].text.count - 160) < abs(catalog.quotes[$1].text.count - 160)
   })!
-  print("Per-stage medians over \(runs) runs (ms), one thread. Quote \(medium) (\(catalog.quotes[medium].text.count) chars),")
-  print("picture \(catalog.pictures[0]). Longest bundled quote: \(quoteIndex) (\(catalog.quotes[quoteIndex].text.count) chars).")
+  print(
+    "Per-stage medians over \(runs) runs (ms), one thread. Quote \(medium) (\(catalog.quotes[medium].text.count) chars),"
+  )
+  print(
+    "picture \(catalog.pictures[0]). Longest bundled quote: \(quoteIndex) (\(catalog.quotes[quoteIndex].text.count) chars)."
+  )
   print("")
-  print("| preset | decode | scale | fit | blur | draw | encode PNG | cold total | warm PNG | warm JPEG | warm WebP | layouts | PNG KB | libpng default KB | ratio |")
+  print(
+    "| preset | decode | scale | fit | blur | draw | encode PNG | cold total | warm PNG | warm JPEG | warm WebP | layouts | PNG KB | libpng default KB | ratio |"
+  )
   print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
   for preset in [Preset.og, .classic] {
     var request = CardRequest(preset: preset, quote: .index(medium), picture: .named(catalog.pictures[0]), seed: 1)
@@ -109,7 +116,8 @@ func peer(_ arguments: [String]) throws {
     quotes: [Quote(text: arguments[1], author: arguments[2])], pictures: [background.lastPathComponent],
     directory: background.deletingLastPathComponent())
   let renderer = try CardRenderer(catalog: catalog, backgroundCacheBytes: 0)
-  let preset: Preset = width == 2048 && height == 1536 ? .classic : .custom(try CanvasSize(width: width, height: height))
+  let preset: Preset =
+    width == 2048 && height == 1536 ? .classic : .custom(try CanvasSize(width: width, height: height))
   let card = try renderer.render(CardRequest(preset: preset, quote: .index(0), picture: .random, seed: 0))
   guard FileManager.default.createFile(atPath: arguments[5], contents: Data(card.bytes)) else {
     fail("cannot write \(arguments[5])")
@@ -124,7 +132,9 @@ do {
   switch arguments.first {
   case "stages":
     var runs = 15
-    if let index = arguments.firstIndex(of: "--runs"), index + 1 < arguments.count, let value = Int(arguments[index + 1]) {
+    if let index = arguments.firstIndex(of: "--runs"), index + 1 < arguments.count,
+      let value = Int(arguments[index + 1])
+    {
       runs = max(1, value)
     }
     try stages(runs: runs)

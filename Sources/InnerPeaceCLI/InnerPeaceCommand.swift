@@ -24,7 +24,9 @@ struct InnerPeaceCommand: ParsableCommand {
     } catch {
       // --help and --version arrive here as "errors" that exit 0: let ArgumentParser print them.
       if exitCode(for: error) == .success { exit(withError: error) }
-      fail(message(for: error).split(separator: "\n").first.map(String.init) ?? "invalid arguments", code: ExitStatus.usage)
+      fail(
+        message(for: error).split(separator: "\n").first.map(String.init) ?? "invalid arguments", code: ExitStatus.usage
+      )
     }
   }
 
@@ -39,7 +41,9 @@ struct CommandLineError: Error, CustomStringConvertible {
   let description: String
   let exitCode: Int32
 
-  static func usage(_ message: String) -> CommandLineError { CommandLineError(description: message, exitCode: ExitStatus.usage) }
+  static func usage(_ message: String) -> CommandLineError {
+    CommandLineError(description: message, exitCode: ExitStatus.usage)
+  }
   static func cannotWrite(_ message: String) -> CommandLineError {
     CommandLineError(description: message, exitCode: ExitStatus.cannotCreate)
   }

@@ -15,7 +15,8 @@ struct RenderCommand: ParsableCommand {
       """
   )
 
-  @Option(name: [.short, .long], help: ArgumentHelp("Where to write the card; '-' writes to stdout.", valueName: "path"))
+  @Option(
+    name: [.short, .long], help: ArgumentHelp("Where to write the card; '-' writes to stdout.", valueName: "path"))
   var out: String
 
   @Option(help: ArgumentHelp("classic, og, square, story, or WxH. (default: og)", valueName: "name"))
@@ -27,7 +28,10 @@ struct RenderCommand: ParsableCommand {
   @Option(help: ArgumentHelp("The catalog quote to use (0-based index).", valueName: "index"))
   var quote: String?
 
-  @Option(help: ArgumentHelp("Your own quote text instead of a catalog quote (at most \(Limits.maximumTextCharacters) characters).", valueName: "text"))
+  @Option(
+    help: ArgumentHelp(
+      "Your own quote text instead of a catalog quote (at most \(Limits.maximumTextCharacters) characters).",
+      valueName: "text"))
   var text: String?
 
   @Option(help: ArgumentHelp("The author of --text.", valueName: "name"))
@@ -48,7 +52,9 @@ struct RenderCommand: ParsableCommand {
   @Flag(help: "Leave out the '— Author' line (the app's text-only card).")
   var noAuthor = false
 
-  @Option(help: ArgumentHelp("natural (left, or right for right-to-left scripts) or center. (default: natural)", valueName: "alignment"))
+  @Option(
+    help: ArgumentHelp(
+      "natural (left, or right for right-to-left scripts) or center. (default: natural)", valueName: "alignment"))
   var align: String?
 
   @Flag(help: "Render only the text and its halo, on a transparent background (png or webp).")

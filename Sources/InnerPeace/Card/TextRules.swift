@@ -6,14 +6,18 @@ enum TextRules {
   /// - Throws: ``InnerPeaceError/textInvalid(reason:)`` when the text is empty, over the limits in
   ///   ``Limits``, or holds control characters.
   static func quote(_ text: String) throws(InnerPeaceError) -> String {
-    let tidied = try tidy(text, maximumCharacters: Limits.maximumTextCharacters) { reason in .textInvalid(reason: reason) }
+    let tidied = try tidy(text, maximumCharacters: Limits.maximumTextCharacters) { reason in
+      .textInvalid(reason: reason)
+    }
     guard !tidied.isEmpty else { throw .textInvalid(reason: "the text is empty or only white space") }
     return tidied
   }
 
   /// The author as it will be drawn; empty means no author line.
   static func author(_ text: String) throws(InnerPeaceError) -> String {
-    let tidied = try tidy(text, maximumCharacters: Limits.maximumAuthorCharacters) { reason in .authorInvalid(reason: reason) }
+    let tidied = try tidy(text, maximumCharacters: Limits.maximumAuthorCharacters) { reason in
+      .authorInvalid(reason: reason)
+    }
     guard !tidied.contains("\n") else { throw .authorInvalid(reason: "an author name is one line") }
     return tidied
   }
@@ -39,7 +43,8 @@ enum TextRules {
       case 0x00:
         throw error("it contains a NUL character")
       case 0x01...0x1F, 0x7F...0x9F:
-        throw error("it contains the control character U+\(String(scalar.value, radix: 16, uppercase: true).leftPadded(4))")
+        throw error(
+          "it contains the control character U+\(String(scalar.value, radix: 16, uppercase: true).leftPadded(4))")
       case 0x2028, 0x2029:
         scalars.append("\n")
       default:
@@ -60,7 +65,8 @@ enum TextRules {
         }
       }
       guard marks <= Limits.maximumCombiningMarksPerCharacter else {
-        throw error("a character carries \(marks) combining marks; the limit is \(Limits.maximumCombiningMarksPerCharacter)")
+        throw error(
+          "a character carries \(marks) combining marks; the limit is \(Limits.maximumCombiningMarksPerCharacter)")
       }
     }
     return tidied

@@ -159,7 +159,8 @@ enum ImageEncoding {
     var output: UnsafeMutablePointer<UInt8>? = nil
     let size = packed.withUnsafeBufferPointer { buffer in
       alpha
-        ? WebPEncodeRGBA(buffer.baseAddress, Int32(width), Int32(surface.height), Int32(width * 4), webpQuality, &output)
+        ? WebPEncodeRGBA(
+          buffer.baseAddress, Int32(width), Int32(surface.height), Int32(width * 4), webpQuality, &output)
         : WebPEncodeRGB(buffer.baseAddress, Int32(width), Int32(surface.height), Int32(width * 3), webpQuality, &output)
     }
     defer { if let output { WebPFree(output) } }

@@ -117,7 +117,9 @@ public final class CardRenderer: Sendable {
   /// Fits a quote without drawing it, for tests and tools: the fitted size, whether it was
   /// truncated, the block's rectangle on the canvas (x, y, width, height), and the layout passes.
   public func fitText(_ text: String, author: String, preset: Preset, alignment: TextAlignment = .natural)
-    throws(InnerPeaceError) -> (fontSize: Int, truncated: Bool, block: (x: Double, y: Double, width: Double, height: Double), passes: Int)
+    throws(InnerPeaceError) -> (
+      fontSize: Int, truncated: Bool, block: (x: Double, y: Double, width: Double, height: Double), passes: Int
+    )
   {
     let quote = try TextRules.quote(text)
     let author = try TextRules.author(author)

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs the Debian/Ubuntu packages innerpeace builds and renders with, if any are missing.
+# Idempotent and quick when everything is there. Needs root or sudo only when installing.
+set -euo pipefail
+
+PACKAGES=(
+  pkg-config
+  libcairo2-dev libpango1.0-dev libfontconfig-dev   # drawing and text layout
+  libturbojpeg0-dev libwebp-dev libdeflate-dev      # JPEG in and out, WebP out, PNG compression
+  fonts-dejavu-core fonts-noto-core                 # fallback: Latin, Greek, Cyrillic, Arabic, Hebrew, Devanagari, Thai
+  fonts-noto-cjk fonts-noto-color-emoji             # fallback: Chinese, Japanese, Korean, colour emoji
+)
+if [ "${1:-}" = "--with-test-tools" ]; then
+  PACKAGES+=(python3)
+fi
+
+missing=()
+for package in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "innerpeace: installing ${missing[*]}" >&2
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "innerpeace: run as root or install sudo to install: ${missing[*]}" >&2; exit 1; }
+  SUDO="sudo"
+fi
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
