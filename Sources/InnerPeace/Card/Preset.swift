@@ -52,7 +52,7 @@ public enum Preset: Hashable, Sendable, CustomStringConvertible {
       // a text image 30 pt larger than the text on every side.
       CardGeometry(
         canvas: try! CanvasSize(width: 2048, height: 1536), pixelsPerPoint: 2, insetX: 500, insetY: 500,
-        startSize: 240, step: 8, minimumSize: 32)
+        startSize: 240, step: 8, minimumSize: 32, balancesLines: false)
     case .og:
       CardGeometry(
         canvas: try! CanvasSize(width: 1200, height: 630), pixelsPerPoint: 1, insetX: 110, insetY: 72,
@@ -64,7 +64,7 @@ public enum Preset: Hashable, Sendable, CustomStringConvertible {
     case .story:
       CardGeometry(
         canvas: try! CanvasSize(width: 1080, height: 1920), pixelsPerPoint: 1.5, insetX: 110, insetY: 360,
-        startSize: 110, step: 1, minimumSize: 26)
+        startSize: 140, step: 1, minimumSize: 26)
     case .custom(let size):
       CardGeometry.generic(for: size)
     }
@@ -87,6 +87,8 @@ public struct CardGeometry: Hashable, Sendable {
   public let step: Int
   /// The smallest legible size: text that does not fit here is ellipsized.
   public let minimumSize: Int
+  /// Even out line lengths after fitting (the app did not; `classic` keeps its line breaks).
+  public var balancesLines: Bool = true
 
   /// The rectangle the text (quote and author line) must stay inside.
   public var drawBounds: (x: Int, y: Int, width: Int, height: Int) {

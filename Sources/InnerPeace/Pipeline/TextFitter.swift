@@ -29,7 +29,7 @@ struct TextFitter {
 
   /// The author line's size for a quote size: smaller, but never below legibility.
   func authorSize(forQuoteSize size: Int) -> Double {
-    max(Double(size) * 0.46, Double(geometry.minimumSize) * 0.8)
+    max(Double(size) * 0.48, min(Double(size) * 0.8, Double(geometry.minimumSize)))
   }
 
   /// Room between the quote's last line and the author line.
@@ -54,22 +54,29 @@ struct TextFitter {
       authorLayout = layout
     }
 
+    // Where the author line's edge goes relative to the quote's, when the quote is wrapped
+    // narrower than the author line: 0 keeps left edges together, 1 right edges, 0.5 centres.
+    let authorShiftFactor: Double =
+      alignment == .center ? 0.5 : (quote.isRightToLeft ? 1 : 0)
+
     var passes = 0
-    /// Lays both out at `size`; returns the block in layout space and the author's top.
-    func measure(_ size: Int) -> (block: PixelRect, authorTop: Double) {
+    /// Lays both out at `size`, the quote wrapped to `quoteWidth` (default: the full wrap width);
+    /// returns the block in layout space and the author line's offset.
+    func measure(_ size: Int, quoteWidth: Double? = nil) -> (block: PixelRect, authorOffset: (x: Double, y: Double)) {
       passes += 1
       let width = wrapWidth(forQuoteSize: size)
+      let narrowed = quoteWidth ?? width
       quote.setPixelSize(Double(size))
-      quote.setWidth(width)
+      quote.setWidth(narrowed)
       var block = quote.bounds
-      var authorTop = 0.0
+      var offset = (x: 0.0, y: 0.0)
       if let authorLayout {
         authorLayout.setPixelSize(authorSize(forQuoteSize: size))
         authorLayout.setWidth(width)
-        authorTop = quote.extents.logical.maxY + gap(forQuoteSize: size)
-        block = block.union(authorLayout.bounds.offsetBy(dx: 0, dy: authorTop))
+        offset = ((narrowed - width) * authorShiftFactor, quote.extents.logical.maxY + gap(forQuoteSize: size))
+        block = block.union(authorLayout.bounds.offsetBy(dx: offset.x, dy: offset.y))
       }
-      return (block, authorTop)
+      return (block, offset)
     }
     func fits(_ block: PixelRect) -> Bool {
       block.width <= Double(bounds.width) && block.height <= Double(bounds.height)
@@ -91,11 +98,14 @@ struct TextFitter {
     }
 
     var truncated = false
-    var measured: (block: PixelRect, authorTop: Double)
+    var measured: (block: PixelRect, authorOffset: (x: Double, y: Double))
     let size: Int
     if let chosen {
       size = sizes[chosen]
       measured = measure(size)
+      if geometry.balancesLines && quote.lineCount > 1 {
+        measured = balance(quote, size: size, measure: measure, fits: fits) ?? measured
+      }
     } else {
       // Nothing fits, even at the minimum legible size: ellipsize the quote at that size.
       size = geometry.minimumSize
@@ -121,7 +131,29 @@ struct TextFitter {
     let dy = Double(bounds.y) + (Double(bounds.height) - block.height) / 2 - block.y
     return FittedText(
       quote: quote, author: authorLayout, quoteSize: size, authorSize: authorSize(forQuoteSize: size),
-      truncated: truncated || quote.isEllipsized, quoteOrigin: (dx, dy), authorOrigin: (dx, dy + measured.authorTop),
+      truncated: truncated || quote.isEllipsized, quoteOrigin: (dx, dy),
+      authorOrigin: (dx + measured.authorOffset.x, dy + measured.authorOffset.y),
       block: block.offsetBy(dx: dx, dy: dy), passes: passes)
+  }
+
+  /// Narrows the quote's wrap width as far as it goes without adding a line, so the lines come out
+  /// even instead of long lines over a one-word last line. A bisection of about seven layouts.
+  private func balance(
+    _ quote: TextLayout, size: Int,
+    measure: (Int, Double?) -> (block: PixelRect, authorOffset: (x: Double, y: Double)),
+    fits: (PixelRect) -> Bool
+  ) -> (block: PixelRect, authorOffset: (x: Double, y: Double))? {
+    let full = wrapWidth(forQuoteSize: size)
+    _ = measure(size, full)
+    let lines = quote.lineCount
+    var wide = full
+    var narrow = full / 2
+    while wide - narrow > max(2, Double(size) * 0.25) {
+      let middle = (wide + narrow) / 2
+      let result = measure(size, middle)
+      if quote.lineCount == lines && fits(result.block) { wide = middle } else { narrow = middle }
+    }
+    let result = measure(size, wide)
+    return fits(result.block) && quote.lineCount == lines ? result : nil
   }
 }
