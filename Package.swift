@@ -31,12 +31,15 @@ let package = Package(
         ])
       ]
     ),
+    // The blur's and the PNG writer's pixel loops, in C so they vectorise.
+    .target(name: "CInnerPeaceKernels"),
     // The bundled catalog (top-level Resources/) and fonts (top-level Fonts/), copied as they are.
     .target(
       name: "InnerPeaceResources",
       path: ".",
       exclude: [
-        "README.md", "BENCHMARKS.md", "LICENSE", "Tests", "Sources/CInnerPeace", "Sources/InnerPeace",
+        "README.md", "BENCHMARKS.md", "LICENSE", "Tests", "Sources/CInnerPeace", "Sources/CInnerPeaceKernels",
+        "Sources/InnerPeace",
         "Sources/InnerPeaceCLI", "Sources/InnerPeaceBench", "docs",
       ],
       sources: ["Sources/InnerPeaceResources"],
@@ -45,7 +48,7 @@ let package = Package(
     ),
     .target(
       name: "InnerPeace",
-      dependencies: ["CInnerPeace", "InnerPeaceResources"],
+      dependencies: ["CInnerPeace", "CInnerPeaceKernels", "InnerPeaceResources"],
       swiftSettings: swiftSettings
     ),
     .executableTarget(

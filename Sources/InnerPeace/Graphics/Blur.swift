@@ -1,3 +1,5 @@
+internal import CInnerPeaceKernels
+
 /// A separable Gaussian blur for 8-bit alpha masks, approximated by three box blurs per axis.
 ///
 /// Each box pass keeps a running sum per column and walks the rows once, so its cost is the same
@@ -26,13 +28,13 @@ enum Blur {
     let radii = boxRadii(sigma: sigma).filter { $0 > 0 }
     guard !radii.isEmpty, width > 0, height > 0 else { return mask }
     var a = mask
-    var b = [UInt8](repeating: 0, count: mask.count)
+    var b = [UInt8](unsafeUninitializedCapacity: mask.count) { _, count in count = mask.count }
     for radius in radii {
       boxVertical(a, into: &b, width: width, height: height, radius: radius)
       swap(&a, &b)
     }
     var t = transpose(a, width: width, height: height)
-    var u = [UInt8](repeating: 0, count: t.count)
+    var u = [UInt8](unsafeUninitializedCapacity: t.count) { _, count in count = t.count }
     for radius in radii {
       boxVertical(t, into: &u, width: height, height: width, radius: radius)
       swap(&t, &u)
@@ -40,63 +42,24 @@ enum Blur {
     return transpose(t, width: height, height: width)
   }
 
-  /// One vertical box pass of `2 * radius + 1` rows.
+  /// One vertical box pass of `2 * radius + 1` rows (outside the mask counts as zero).
   static func boxVertical(_ source: [UInt8], into target: inout [UInt8], width: Int, height: Int, radius: Int) {
-    let span = 2 * radius + 1
-    // Fixed point: (sum * scale) >> 24 == round(sum / span).
-    let scale = Int32((1 << 24) / span)
-    let half = Int32(1 << 23)
-    var sums = [Int32](repeating: 0, count: width)
+    var sums = [UInt16](repeating: 0, count: width)
     source.withUnsafeBufferPointer { src in
       target.withUnsafeMutableBufferPointer { dst in
-        sums.withUnsafeMutableBufferPointer { acc in
-          let s = src.baseAddress!
-          let d = dst.baseAddress!
-          let sum = acc.baseAddress!
-          // Prime the window with rows 0...radius-1 (rows above the mask are zero).
-          for row in 0..<min(radius, height) {
-            let line = s + row * width
-            for x in 0..<width { sum[x] &+= Int32(line[x]) }
-          }
-          for y in 0..<height {
-            let entering = y + radius
-            if entering < height {
-              let line = s + entering * width
-              for x in 0..<width { sum[x] &+= Int32(line[x]) }
-            }
-            let out = d + y * width
-            for x in 0..<width { out[x] = UInt8(truncatingIfNeeded: (sum[x] &* scale &+ half) >> 24) }
-            let leaving = y - radius
-            if leaving >= 0 {
-              let line = s + leaving * width
-              for x in 0..<width { sum[x] &-= Int32(line[x]) }
-            }
-          }
+        sums.withUnsafeMutableBufferPointer { scratch in
+          innerpeace_box_vertical(
+            src.baseAddress, dst.baseAddress, scratch.baseAddress, Int32(width), Int32(height), Int32(radius))
         }
       }
     }
   }
 
-  /// The `height` x `width` transpose of a `width` x `height` mask, in cache-sized tiles.
+  /// The `height` x `width` transpose of a `width` x `height` mask.
   static func transpose(_ source: [UInt8], width: Int, height: Int) -> [UInt8] {
-    let tile = 32
-    return [UInt8](unsafeUninitializedCapacity: source.count) { target, count in
-      source.withUnsafeBufferPointer { src in
-        let s = src.baseAddress!
-        let d = target.baseAddress!
-        var y0 = 0
-        while y0 < height {
-          let y1 = min(y0 + tile, height)
-          var x0 = 0
-          while x0 < width {
-            let x1 = min(x0 + tile, width)
-            for y in y0..<y1 {
-              for x in x0..<x1 { d[x * height + y] = s[y * width + x] }
-            }
-            x0 = x1
-          }
-          y0 = y1
-        }
+    [UInt8](unsafeUninitializedCapacity: source.count) { target, count in
+      source.withUnsafeBufferPointer {
+        innerpeace_transpose($0.baseAddress, target.baseAddress, Int32(width), Int32(height))
       }
       count = source.count
     }
@@ -125,19 +88,7 @@ enum Blur {
     let halfWidth = (width + 1) / 2
     let halfHeight = (height + 1) / 2
     let result = [UInt8](unsafeUninitializedCapacity: halfWidth * halfHeight) { target, count in
-      mask.withUnsafeBufferPointer { source in
-        let s = source.baseAddress!
-        for y in 0..<halfHeight {
-          let row0 = s + (2 * y) * width
-          let row1 = s + min(2 * y + 1, height - 1) * width
-          let out = target.baseAddress! + y * halfWidth
-          for x in 0..<halfWidth {
-            let x0 = 2 * x
-            let x1 = min(2 * x + 1, width - 1)
-            out[x] = UInt8((Int(row0[x0]) + Int(row0[x1]) + Int(row1[x0]) + Int(row1[x1]) + 2) >> 2)
-          }
-        }
-      }
+      mask.withUnsafeBufferPointer { innerpeace_halve($0.baseAddress, target.baseAddress, Int32(width), Int32(height)) }
       count = halfWidth * halfHeight
     }
     return (result, halfWidth, halfHeight)
@@ -148,25 +99,9 @@ enum Blur {
     -> [UInt8]
   {
     [UInt8](unsafeUninitializedCapacity: width * height) { target, count in
-      small.withUnsafeBufferPointer { source in
-        let s = source.baseAddress!
-        for y in 0..<height {
-          // Full-res pixel centre y + 0.5 sits at small coordinate (y + 0.5) / 2 - 0.5.
-          let sy0 = max(0, (y - 1) >> 1)
-          let sy1 = min(smallHeight - 1, (y + 1) >> 1)
-          let wy1: Int32 = sy0 == sy1 ? 0 : (y & 1 == 1 ? 1 : 3)  // quarter weights
-          let r0 = s + sy0 * smallWidth
-          let r1 = s + sy1 * smallWidth
-          let out = target.baseAddress! + y * width
-          for x in 0..<width {
-            let sx0 = max(0, (x - 1) >> 1)
-            let sx1 = min(smallWidth - 1, (x + 1) >> 1)
-            let wx1: Int32 = sx0 == sx1 ? 0 : (x & 1 == 1 ? 1 : 3)
-            let top = Int32(r0[sx0]) * (4 - wx1) + Int32(r0[sx1]) * wx1
-            let bottom = Int32(r1[sx0]) * (4 - wx1) + Int32(r1[sx1]) * wx1
-            out[x] = UInt8((top * (4 - wy1) + bottom * wy1 + 8) >> 4)
-          }
-        }
+      small.withUnsafeBufferPointer {
+        innerpeace_double(
+          $0.baseAddress, Int32(smallWidth), Int32(smallHeight), target.baseAddress, Int32(width), Int32(height))
       }
       count = width * height
     }
@@ -177,15 +112,8 @@ enum Blur {
   static func stack(_ layers: [[UInt8]]) -> [UInt8] {
     guard var result = layers.first else { return [] }
     for layer in layers.dropFirst() {
-      result.withUnsafeMutableBufferPointer { r in
-        layer.withUnsafeBufferPointer { l in
-          for i in 0..<r.count {
-            let under = 255 - Int32(r[i])
-            let over = 255 - Int32(l[i])
-            let product = under * over
-            r[i] = UInt8(255 - ((product + 128 + ((product + 128) >> 8)) >> 8))
-          }
-        }
+      result.withUnsafeMutableBufferPointer { accumulated in
+        layer.withUnsafeBufferPointer { innerpeace_stack(accumulated.baseAddress, $0.baseAddress, $0.count) }
       }
     }
     return result

@@ -1,4 +1,5 @@
 internal import CInnerPeace
+internal import CInnerPeaceKernels
 
 /// Encodes a finished Cairo surface as PNG (own writer over libdeflate), JPEG (libturbojpeg)
 /// or WebP (libwebp).
@@ -7,9 +8,9 @@ enum ImageEncoding {
   static let jpegQuality: Int32 = 90
   /// WebP quality, 0...100.
   static let webpQuality: Float = 90
-  /// libdeflate level for PNG. Level 4 with per-row adaptive filters gives files within a few
-  /// percent of libpng's default (zlib 6) output at a fraction of the time; see BENCHMARKS.md.
-  static let pngCompressionLevel: Int32 = 3
+  /// libdeflate level for PNG. Level 1 over Up-filtered rows gives photo cards about 5 % larger
+  /// than libpng's default (zlib 6, adaptive filters) in a quarter of the time; see BENCHMARKS.md.
+  static let pngCompressionLevel: Int32 = 1
 
   static func encode(_ surface: ImageSurface, as format: ImageFormat) throws(InnerPeaceError) -> [UInt8] {
     surface.flush()
@@ -28,34 +29,7 @@ enum ImageEncoding {
   private static func unpack(
     row source: UnsafePointer<UInt8>, width: Int, alpha: Bool, into target: UnsafeMutablePointer<UInt8>
   ) {
-    if alpha {
-      for x in 0..<width {
-        let b = Int(source[4 * x])
-        let g = Int(source[4 * x + 1])
-        let r = Int(source[4 * x + 2])
-        let a = Int(source[4 * x + 3])
-        if a == 0 {
-          target[4 * x] = 0
-          target[4 * x + 1] = 0
-          target[4 * x + 2] = 0
-        } else if a == 255 {
-          target[4 * x] = UInt8(r)
-          target[4 * x + 1] = UInt8(g)
-          target[4 * x + 2] = UInt8(b)
-        } else {
-          target[4 * x] = UInt8(min(255, (r * 255 + a / 2) / a))
-          target[4 * x + 1] = UInt8(min(255, (g * 255 + a / 2) / a))
-          target[4 * x + 2] = UInt8(min(255, (b * 255 + a / 2) / a))
-        }
-        target[4 * x + 3] = UInt8(a)
-      }
-    } else {
-      for x in 0..<width {
-        target[3 * x] = source[4 * x + 2]
-        target[3 * x + 1] = source[4 * x + 1]
-        target[3 * x + 2] = source[4 * x]
-      }
-    }
+    innerpeace_unpack_row(source, target, Int32(width), alpha ? 1 : 0)
   }
 
   // MARK: PNG
@@ -68,7 +42,7 @@ enum ImageEncoding {
     let rowBytes = width * channels
     let filteredCount = (rowBytes + 1) * height
     // Filtered scanlines: one filter-type byte, then the row.
-    var filtered = [UInt8](repeating: 0, count: filteredCount)
+    var filtered = [UInt8](unsafeUninitializedCapacity: filteredCount) { _, count in count = filteredCount }
     var previous = [UInt8](repeating: 0, count: rowBytes)
     var current = [UInt8](repeating: 0, count: rowBytes)
     let source = surface.data
@@ -81,7 +55,7 @@ enum ImageEncoding {
           for y in 0..<height {
             unpack(row: source + y * stride, width: width, alpha: alpha, into: cur)
             let target = out.baseAddress! + y * (rowBytes + 1)
-            PNGFilter.filterRow(current: cur, previous: prev, count: rowBytes, into: target)
+            innerpeace_png_up(cur, prev, target, rowBytes)
             swap(&prev, &cur)
           }
         }
@@ -92,7 +66,7 @@ enum ImageEncoding {
     }
     defer { libdeflate_free_compressor(compressor) }
     let bound = libdeflate_zlib_compress_bound(compressor, filteredCount)
-    var compressed = [UInt8](repeating: 0, count: bound)
+    var compressed = [UInt8](unsafeUninitializedCapacity: bound) { _, count in count = bound }
     let compressedCount = filtered.withUnsafeBufferPointer { input in
       compressed.withUnsafeMutableBufferPointer { output in
         libdeflate_zlib_compress(compressor, input.baseAddress, input.count, output.baseAddress, output.count)

@@ -1,0 +1,136 @@
+#include "innerpeace_kernels.h"
+
+#include <string.h>
+
+void innerpeace_box_vertical(const uint8_t *restrict source, uint8_t *restrict target, uint16_t *restrict sums,
+                             int width, int height, int radius) {
+  // A window of at most 257 rows of bytes fits 16 bits, so eight sums go in one SSE register.
+  const uint32_t span = (uint32_t)(2 * radius + 1);
+  // (sum + span / 2) * scale >> 16 == round(sum / span), to within one level.
+  const uint16_t scale = (uint16_t)((65536u + span / 2) / span - (span == 1 ? 1 : 0));
+  const uint16_t bias = (uint16_t)(span / 2);
+  memset(sums, 0, sizeof(uint16_t) * (size_t)width);
+  for (int row = 0; row < radius && row < height; row++) {
+    const uint8_t *restrict line = source + (size_t)row * (size_t)width;
+    for (int x = 0; x < width; x++) sums[x] = (uint16_t)(sums[x] + line[x]);
+  }
+  for (int y = 0; y < height; y++) {
+    const int entering = y + radius;
+    if (entering < height) {
+      const uint8_t *restrict line = source + (size_t)entering * (size_t)width;
+      for (int x = 0; x < width; x++) sums[x] = (uint16_t)(sums[x] + line[x]);
+    }
+    uint8_t *restrict out = target + (size_t)y * (size_t)width;
+    if (span == 1) {
+      for (int x = 0; x < width; x++) out[x] = (uint8_t)sums[x];
+    } else {
+      for (int x = 0; x < width; x++) out[x] = (uint8_t)(((uint32_t)(uint16_t)(sums[x] + bias) * scale) >> 16);
+    }
+    const int leaving = y - radius;
+    if (leaving >= 0) {
+      const uint8_t *restrict line = source + (size_t)leaving * (size_t)width;
+      for (int x = 0; x < width; x++) sums[x] = (uint16_t)(sums[x] - line[x]);
+    }
+  }
+}
+
+void innerpeace_halve(const uint8_t *restrict source, uint8_t *restrict target, int width, int height) {
+  const int half_width = (width + 1) / 2, half_height = (height + 1) / 2;
+  for (int y = 0; y < half_height; y++) {
+    const uint8_t *restrict row0 = source + (size_t)(2 * y) * (size_t)width;
+    const uint8_t *restrict row1 = source + (size_t)(2 * y + 1 < height ? 2 * y + 1 : height - 1) * (size_t)width;
+    uint8_t *restrict out = target + (size_t)y * (size_t)half_width;
+    const int pairs = width / 2;
+    for (int x = 0; x < pairs; x++) {
+      out[x] = (uint8_t)((row0[2 * x] + row0[2 * x + 1] + row1[2 * x] + row1[2 * x + 1] + 2) >> 2);
+    }
+    if (half_width > pairs) {
+      const int last = width - 1;
+      out[pairs] = (uint8_t)((2 * row0[last] + 2 * row1[last] + 2) >> 2);
+    }
+  }
+}
+
+void innerpeace_double(const uint8_t *restrict source, int small_width, int small_height, uint8_t *restrict target,
+                       int width, int height) {
+  for (int y = 0; y < height; y++) {
+    // Full-resolution pixel centre y + 0.5 sits at y / 2 - 0.25 in the half-size grid.
+    const int sy0 = (y - 1) >> 1 < 0 ? 0 : (y - 1) >> 1;
+    const int sy1 = (y + 1) >> 1 > small_height - 1 ? small_height - 1 : (y + 1) >> 1;
+    const uint32_t wy1 = sy0 == sy1 ? 0 : ((y & 1) ? 1 : 3);
+    const uint8_t *restrict r0 = source + (size_t)sy0 * (size_t)small_width;
+    const uint8_t *restrict r1 = source + (size_t)sy1 * (size_t)small_width;
+    uint8_t *restrict out = target + (size_t)y * (size_t)width;
+    for (int x = 0; x < width; x++) {
+      const int sx0 = (x - 1) >> 1 < 0 ? 0 : (x - 1) >> 1;
+      const int sx1 = (x + 1) >> 1 > small_width - 1 ? small_width - 1 : (x + 1) >> 1;
+      const uint32_t wx1 = sx0 == sx1 ? 0 : ((x & 1) ? 1 : 3);
+      const uint32_t top = r0[sx0] * (4 - wx1) + r0[sx1] * wx1;
+      const uint32_t bottom = r1[sx0] * (4 - wx1) + r1[sx1] * wx1;
+      out[x] = (uint8_t)((top * (4 - wy1) + bottom * wy1 + 8) >> 4);
+    }
+  }
+}
+
+void innerpeace_extract_alpha(const uint8_t *restrict source, size_t stride, uint8_t *restrict target, int width,
+                              int height) {
+  for (int y = 0; y < height; y++) {
+    const uint8_t *restrict row = source + (size_t)y * stride;
+    uint8_t *restrict out = target + (size_t)y * (size_t)width;
+    for (int x = 0; x < width; x++) out[x] = row[4 * x + 3];
+  }
+}
+
+void innerpeace_transpose(const uint8_t *restrict source, uint8_t *restrict target, int width, int height) {
+  enum { tile = 32 };
+  for (int y0 = 0; y0 < height; y0 += tile) {
+    const int y1 = y0 + tile < height ? y0 + tile : height;
+    for (int x0 = 0; x0 < width; x0 += tile) {
+      const int x1 = x0 + tile < width ? x0 + tile : width;
+      for (int y = y0; y < y1; y++) {
+        for (int x = x0; x < x1; x++) target[(size_t)x * (size_t)height + (size_t)y] = source[(size_t)y * (size_t)width + (size_t)x];
+      }
+    }
+  }
+}
+
+void innerpeace_stack(uint8_t *restrict accumulated, const uint8_t *restrict layer, size_t count) {
+  for (size_t i = 0; i < count; i++) {
+    const uint32_t product = (uint32_t)(255 - accumulated[i]) * (uint32_t)(255 - layer[i]) + 128;
+    accumulated[i] = (uint8_t)(255 - ((product + (product >> 8)) >> 8));
+  }
+}
+
+void innerpeace_unpack_row(const uint8_t *restrict source, uint8_t *restrict target, int width, int alpha) {
+  if (!alpha) {
+    for (int x = 0; x < width; x++) {
+      target[3 * x] = source[4 * x + 2];
+      target[3 * x + 1] = source[4 * x + 1];
+      target[3 * x + 2] = source[4 * x];
+    }
+    return;
+  }
+  for (int x = 0; x < width; x++) {
+    const uint32_t b = source[4 * x], g = source[4 * x + 1], r = source[4 * x + 2], a = source[4 * x + 3];
+    if (a == 255) {
+      target[4 * x] = (uint8_t)r;
+      target[4 * x + 1] = (uint8_t)g;
+      target[4 * x + 2] = (uint8_t)b;
+    } else if (a == 0) {
+      target[4 * x] = target[4 * x + 1] = target[4 * x + 2] = 0;
+    } else {
+      uint32_t rr = (r * 255 + a / 2) / a, gg = (g * 255 + a / 2) / a, bb = (b * 255 + a / 2) / a;
+      target[4 * x] = (uint8_t)(rr > 255 ? 255 : rr);
+      target[4 * x + 1] = (uint8_t)(gg > 255 ? 255 : gg);
+      target[4 * x + 2] = (uint8_t)(bb > 255 ? 255 : bb);
+    }
+    target[4 * x + 3] = (uint8_t)a;
+  }
+}
+
+void innerpeace_png_up(const uint8_t *restrict current, const uint8_t *restrict previous, uint8_t *restrict target,
+                       size_t count) {
+  target[0] = 2;
+  uint8_t *restrict row = target + 1;
+  for (size_t i = 0; i < count; i++) row[i] = (uint8_t)(current[i] - previous[i]);
+}

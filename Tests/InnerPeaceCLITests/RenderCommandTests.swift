@@ -1,0 +1,391 @@
+import Foundation
+import InnerPeace
+import Testing
+
+/// `innerpeace render`, end to end through the built binary.
+@Suite("innerpeace render")
+struct RenderCommandTests {
+  static let photo = packageRoot.appendingPathComponent("Resources/aqua.jpg")
+
+  init() throws {
+    try #require(innerpeaceBinary != nil, "\(CLI.Missing().description)")
+  }
+
+  // MARK: Success
+
+  @Test func rendersAPNGDeterministicallyToFilesAndStdout() throws {
+    try withTemporaryFolder { folder in
+      let first = folder.appendingPathComponent("first.png")
+      let second = folder.appendingPathComponent("second.png")
+      let a = try CLI.run(["render", "--out", first.path, "--seed", "7"])
+      #expect(a.status == 0, "stderr: \(a.stderr)")
+      #expect(a.stderr.isEmpty, "a successful render is silent: \(a.stderr)")
+      #expect(a.stdout.isEmpty)
+      let bytes = [UInt8](try Data(contentsOf: first))
+      let header = try #require(pngHeader(bytes), "not a PNG")
+      #expect(header.width == 1200 && header.height == 630, "the default preset is og")
+      #expect(header.colourType == 2)
+
+      let b = try CLI.run(["render", "--out", second.path, "--seed", "7"])
+      #expect(b.status == 0, "stderr: \(b.stderr)")
+      #expect([UInt8](try Data(contentsOf: second)) == bytes, "the same seed gave different files")
+
+      let c = try CLI.run(["render", "--out", "-", "--seed", "7"])
+      #expect(c.status == 0, "stderr: \(c.stderr)")
+      #expect(c.stdout == bytes, "stdout differs from the file for the same seed")
+
+      #expect(listing(folder) == ["first.png", "second.png"], "leftover files: \(listing(folder))")
+    }
+  }
+
+  @Test func differentSeedsGiveDifferentCards() throws {
+    let a = try CLI.run(["render", "--out", "-", "--seed", "1", "--size", "300x200"])
+    let b = try CLI.run(["render", "--out", "-", "--seed", "2", "--size", "300x200"])
+    #expect(a.status == 0 && b.status == 0, "\(a.stderr) \(b.stderr)")
+    #expect(a.stdout != b.stdout)
+  }
+
+  @Test func optionsShapeTheCard() throws {
+    try withTemporaryFolder { folder in
+      let out = folder.appendingPathComponent("card.png")
+      let result = try CLI.run([
+        "render", "--out", out.path, "--size", "640x360", "--text", "Breathe.", "--author", "Me", "--picture",
+        "dune.jpg",
+        "--align", "center", "--seed", "3",
+      ])
+      #expect(result.status == 0, "stderr: \(result.stderr)")
+      let header = try #require(pngHeader([UInt8](try Data(contentsOf: out))))
+      #expect(header.width == 640 && header.height == 360)
+
+      let classic = try CLI.run([
+        "render", "--out", "-", "--preset", "square", "--quote", "2", "--no-author", "--seed", "3",
+      ])
+      #expect(classic.status == 0, "stderr: \(classic.stderr)")
+      let square = try #require(pngHeader(classic.stdout))
+      #expect(square.width == 1080 && square.height == 1080)
+    }
+  }
+
+  @Test func formatsFromOptionAndExtension() throws {
+    try withTemporaryFolder { folder in
+      let jpeg = folder.appendingPathComponent("card.out")
+      let r1 = try CLI.run(["render", "--out", jpeg.path, "--format", "jpeg", "--seed", "7", "--size", "400x300"])
+      #expect(r1.status == 0, "stderr: \(r1.stderr)")
+      let jpegBytes = [UInt8](try Data(contentsOf: jpeg))
+      #expect(Array(jpegBytes.prefix(3)) == [0xFF, 0xD8, 0xFF], "--format jpeg is not JPEG")
+
+      let jpg = folder.appendingPathComponent("card.JPG")
+      let r2 = try CLI.run(["render", "--out", jpg.path, "--seed", "7", "--size", "400x300"])
+      #expect(r2.status == 0, "stderr: \(r2.stderr)")
+      #expect(Array([UInt8](try Data(contentsOf: jpg)).prefix(3)) == [0xFF, 0xD8, 0xFF], ".JPG is not JPEG")
+
+      let webp = folder.appendingPathComponent("card.webp")
+      let r3 = try CLI.run(["render", "--out", webp.path, "--seed", "7", "--size", "400x300"])
+      #expect(r3.status == 0, "stderr: \(r3.stderr)")
+      let webpBytes = [UInt8](try Data(contentsOf: webp))
+      #expect(
+        Array(webpBytes.prefix(4)) == Array("RIFF".utf8) && Array(webpBytes[8..<12]) == Array("WEBP".utf8),
+        ".webp is not WebP")
+
+      let transparent = folder.appendingPathComponent("layer.png")
+      let r4 = try CLI.run(["render", "--out", transparent.path, "--transparent", "--seed", "7", "--size", "400x300"])
+      #expect(r4.status == 0, "stderr: \(r4.stderr)")
+      #expect(pngHeader([UInt8](try Data(contentsOf: transparent)))?.colourType == 6, "--transparent is not RGBA")
+
+      #expect(
+        listing(folder) == ["card.JPG", "card.out", "card.webp", "layer.png"], "leftover files: \(listing(folder))")
+    }
+  }
+
+  @Test func overLongTextIsTruncatedWithAWarning() throws {
+    let text = String(repeating: "calm ", count: 999) + "calm!"
+    let result = try CLI.run(["render", "--out", "-", "--text", text, "--seed", "1", "--size", "400x300"])
+    #expect(result.status == 0, "stderr: \(result.stderr)")
+    #expect(pngHeader(result.stdout) != nil)
+    #expect(
+      result.stderrLines.count == 1 && result.stderr.localizedCaseInsensitiveContains("warning"), "\(result.stderr)")
+  }
+
+  @Test func replacesAnExistingFileAtomically() throws {
+    try withTemporaryFolder { folder in
+      let out = folder.appendingPathComponent("card.png")
+      try Data("old".utf8).write(to: out)
+      let result = try CLI.run(["render", "--out", out.path, "--seed", "7", "--size", "300x200"])
+      #expect(result.status == 0, "stderr: \(result.stderr)")
+      #expect(pngHeader([UInt8](try Data(contentsOf: out))) != nil)
+      #expect(listing(folder) == ["card.png"])
+    }
+  }
+
+  @Test func relativeOutputPathInTheWorkingFolder() throws {
+    // `--out card.png` (no folder) writes into the current directory.
+    try withTemporaryFolder { folder in
+      let result = try CLI.run(["render", "--out", "card.png", "--seed", "7", "--size", "300x200"], in: folder)
+      #expect(result.status == 0, "stderr: \(result.stderr)")
+      #expect(listing(folder) == ["card.png"])
+      #expect(pngHeader([UInt8](try Data(contentsOf: folder.appendingPathComponent("card.png")))) != nil)
+    }
+  }
+
+  /// A quote or author may begin with a dash ("-1 is a number", "- anonymous"): it is a value,
+  /// not an option, and must reach the card.
+  @Test func textAndAuthorMayStartWithADash() throws {
+    let result = try CLI.run([
+      "render", "--out", "-", "--size", "300x200", "--seed", "1", "--text", "-1 is a number", "--author", "-anon",
+    ])
+    #expect(result.status == 0, "stderr: \(result.stderr)")
+    #expect(pngHeader(result.stdout) != nil)
+  }
+
+  // MARK: Help
+
+  @Test func helpListsEveryOption() throws {
+    let result = try CLI.run(["render", "--help"])
+    #expect(result.status == 0)
+    let help = String(decoding: result.stdout, as: UTF8.self) + result.stderr
+    for option in [
+      "--out", "--preset", "--size", "--quote", "--text", "--author", "--picture", "--seed", "--catalog", "--format",
+      "--no-author", "--align", "--transparent",
+    ] {
+      #expect(help.contains(option), "render --help does not mention \(option)")
+    }
+    for value in ["png", "jpeg", "webp", "natural", "center", "classic", "og", "square", "story"] {
+      #expect(help.contains(value), "render --help does not mention \(value)")
+    }
+
+    let top = try CLI.run(["--help"])
+    #expect(top.status == 0)
+    #expect(String(decoding: top.stdout, as: UTF8.self).contains("render"))
+  }
+
+  // MARK: Bad input
+
+  /// One bad invocation: it must fail with one line naming the problem, and touch nothing.
+  struct BadInput: Sendable, CustomTestStringConvertible {
+    let name: String
+    /// Arguments; `{catalog}` becomes the catalog folder, `{out}` the output file.
+    let arguments: [String]
+    /// Builds the catalog folder's files (quotes.json, pictures.json, photos).
+    var catalog: @Sendable (URL) throws -> Void = { _ in }
+    /// Each must appear in the error line (case-insensitive).
+    let mentions: [String]
+    /// The expected sysexits status.
+    let status: Int32
+    var testDescription: String { name }
+  }
+
+  static func catalog(
+    quotes: String = #"[{"text": "Be still.", "author": "Psalm 46"}]"#, pictures: String = #"["photo.jpg"]"#,
+    extra: [String: [UInt8]] = [:]
+  ) -> @Sendable (URL) throws -> Void {
+    { folder in
+      try Data(quotes.utf8).write(to: folder.appendingPathComponent("quotes.json"))
+      try Data(pictures.utf8).write(to: folder.appendingPathComponent("pictures.json"))
+      try Data(contentsOf: RenderCommandTests.photo).write(to: folder.appendingPathComponent("photo.jpg"))
+      for (name, bytes) in extra { try Data(bytes).write(to: folder.appendingPathComponent(name)) }
+    }
+  }
+
+  static let brokenPNG: [UInt8] =
+    pngSignature + [0, 0, 0, 13] + Array("IHDR".utf8) + [0, 0, 1, 0, 0, 0, 1, 0, 8, 2, 0, 0, 0, 1, 2, 3, 4]
+    + [UInt8](repeating: 0x5A, count: 200)
+
+  static let badInputs: [BadInput] = [
+    BadInput(
+      name: "malformed quotes.json", arguments: ["--catalog", "{catalog}"],
+      catalog: catalog(quotes: "[\n  {\"text\": \"a\", \"author\": \"b\"},\n  {\"text\": x}\n]"),
+      mentions: ["quotes.json", "line 3", "column 12"], status: 65),
+    BadInput(
+      name: "empty quotes list", arguments: ["--catalog", "{catalog}"], catalog: catalog(quotes: "[]"),
+      mentions: ["quotes.json", "empty"], status: 65),
+    BadInput(
+      name: "missing text field", arguments: ["--catalog", "{catalog}"],
+      catalog: catalog(quotes: #"[{"author": "b"}]"#),
+      mentions: ["quotes.json", "\"text\""], status: 65),
+    BadInput(
+      name: "missing author field", arguments: ["--catalog", "{catalog}"],
+      catalog: catalog(quotes: #"[{"text": "a"}]"#),
+      mentions: ["quotes.json", "\"author\""], status: 65),
+    BadInput(
+      name: "whitespace-only quote", arguments: ["--catalog", "{catalog}"],
+      catalog: catalog(quotes: #"[{"text": "  ", "author": "b"}]"#), mentions: ["quotes.json", "empty"], status: 65),
+    BadInput(
+      name: "missing picture file", arguments: ["--catalog", "{catalog}"],
+      catalog: catalog(pictures: #"["photo.jpg", "gone.jpg"]"#), mentions: ["gone.jpg", "missing"], status: 66),
+    BadInput(
+      name: "undecodable picture", arguments: ["--catalog", "{catalog}"],
+      catalog: catalog(pictures: #"["photo.jpg", "notes.jpg"]"#, extra: ["notes.jpg": Array("hello".utf8)]),
+      mentions: ["notes.jpg", "decode"], status: 65),
+    BadInput(
+      name: "picture whose body is broken", arguments: ["--catalog", "{catalog}", "--picture", "broken.png"],
+      catalog: catalog(pictures: #"["broken.png"]"#, extra: ["broken.png": brokenPNG]),
+      mentions: ["broken.png", "decode"],
+      status: 65),
+    BadInput(
+      name: "picture name with / in pictures.json", arguments: ["--catalog", "{catalog}"],
+      catalog: catalog(pictures: #"["photo.jpg", "../photo.jpg"]"#), mentions: ["../photo.jpg", "plain file name"],
+      status: 64),
+    BadInput(
+      name: "picture name .. in pictures.json", arguments: ["--catalog", "{catalog}"],
+      catalog: catalog(pictures: #"[".."]"#), mentions: ["'..'", "plain file name"], status: 64),
+    BadInput(
+      name: "--picture with /", arguments: ["--picture", "../Resources/aqua.jpg"],
+      mentions: ["../Resources/aqua.jpg", "plain file name"], status: 64),
+    BadInput(name: "--picture ..", arguments: ["--picture", ".."], mentions: ["plain file name"], status: 64),
+    BadInput(name: "unknown --picture", arguments: ["--picture", "nope.jpg"], mentions: ["nope.jpg"], status: 64),
+    BadInput(
+      name: "missing catalog folder", arguments: ["--catalog", "/nonexistent-innerpeace-catalog"],
+      mentions: ["/nonexistent-innerpeace-catalog"], status: 66),
+    BadInput(name: "--quote 99999", arguments: ["--quote", "99999"], mentions: ["99999", "out of range"], status: 64),
+    BadInput(name: "--quote=-1", arguments: ["--quote=-1"], mentions: ["-1", "out of range"], status: 64),
+    BadInput(name: "--quote -1", arguments: ["--quote", "-1"], mentions: ["quote"], status: 64),
+    BadInput(name: "--quote abc", arguments: ["--quote", "abc"], mentions: ["abc"], status: 64),
+    BadInput(name: "--text blank", arguments: ["--text", "   "], mentions: ["text", "empty"], status: 64),
+    BadInput(
+      name: "--text over the limit",
+      arguments: ["--text", String(repeating: "a", count: Limits.maximumTextCharacters + 1)],
+      mentions: ["5001", "limit"], status: 64),
+    BadInput(name: "--author without --text", arguments: ["--author", "Me"], mentions: ["--author"], status: 64),
+    BadInput(
+      name: "--quote and --text", arguments: ["--quote", "1", "--text", "x"], mentions: ["--quote", "--text"],
+      status: 64),
+    BadInput(name: "--preset nope", arguments: ["--preset", "nope"], mentions: ["nope"], status: 64),
+    BadInput(
+      name: "--preset and --size", arguments: ["--preset", "og", "--size", "300x200"],
+      mentions: ["--preset", "--size"], status: 64),
+    BadInput(name: "--format gif", arguments: ["--format", "gif"], mentions: ["gif"], status: 64),
+    BadInput(name: "--size 0x100", arguments: ["--size", "0x100"], mentions: ["width 0"], status: 64),
+    BadInput(name: "--size=-3x100", arguments: ["--size=-3x100"], mentions: ["-3"], status: 64),
+    BadInput(name: "--size -3x100", arguments: ["--size", "-3x100"], mentions: ["size"], status: 64),
+    BadInput(name: "--size abcx10", arguments: ["--size", "abcx10"], mentions: ["abc"], status: 64),
+    BadInput(name: "--size 99999x99999", arguments: ["--size", "99999x99999"], mentions: ["99999"], status: 64),
+    BadInput(name: "--size 100", arguments: ["--size", "100"], mentions: ["WxH"], status: 64),
+    BadInput(name: "--align sideways", arguments: ["--align", "sideways"], mentions: ["sideways"], status: 64),
+    BadInput(name: "--seed -1", arguments: ["--seed=-1"], mentions: ["seed"], status: 64),
+    BadInput(
+      name: "--transparent --format jpeg", arguments: ["--transparent", "--format", "jpeg"], mentions: ["JPEG"],
+      status: 64),
+    BadInput(
+      name: "--transparent to .jpg", arguments: ["--transparent", "--out", "{folder}/card.jpg"], mentions: ["JPEG"],
+      status: 64),
+    BadInput(name: "unknown option", arguments: ["--frobnicate"], mentions: ["frobnicate"], status: 64),
+    BadInput(name: "--out is a folder", arguments: ["--out", "{folder}"], mentions: ["directory"], status: 73),
+  ]
+
+  @Test(arguments: badInputs)
+  func badInputFailsCleanly(_ bad: BadInput) throws {
+    try withTemporaryFolder { root in
+      let catalogFolder = root.appendingPathComponent("catalog", isDirectory: true)
+      let outFolder = root.appendingPathComponent("out", isDirectory: true)
+      try FileManager.default.createDirectory(at: catalogFolder, withIntermediateDirectories: true)
+      try FileManager.default.createDirectory(at: outFolder, withIntermediateDirectories: true)
+      try bad.catalog(catalogFolder)
+      let out = outFolder.appendingPathComponent("card.png")
+      let previous = Data("a previous card, not to be touched\n".utf8)
+      try previous.write(to: out)
+      let outputBefore = listing(outFolder)
+      let catalogBefore = listing(catalogFolder)
+
+      var arguments = ["render"]
+      if !bad.arguments.contains("--out") { arguments += ["--out", out.path] }
+      arguments += bad.arguments.map {
+        $0.replacingOccurrences(of: "{catalog}", with: catalogFolder.path).replacingOccurrences(
+          of: "{folder}", with: outFolder.path)
+      }
+      if !bad.arguments.contains(where: { $0.hasPrefix("--seed") }) { arguments += ["--seed", "1"] }
+      let result = try CLI.run(arguments)
+
+      #expect(result.status != 0, "succeeded: \(result.stderr)")
+      #expect(result.status == bad.status, "exit status \(result.status), expected \(bad.status): \(result.stderr)")
+      #expect(result.stderrLines.count == 1, "stderr is not one line: \(result.stderr.debugDescription)")
+      let line = String(result.stderrLines.first ?? "")
+      #expect(line.hasPrefix("innerpeace: error: "), "\(line)")
+      for mention in bad.mentions {
+        #expect(line.localizedCaseInsensitiveContains(mention), "'\(line)' does not mention \(mention)")
+      }
+      #expect(result.stdout.isEmpty, "stdout got \(result.stdout.count) bytes")
+      #expect(try Data(contentsOf: out) == previous, "the existing output file was changed")
+      #expect(listing(outFolder) == outputBefore, "output folder changed: \(listing(outFolder))")
+      #expect(listing(catalogFolder) == catalogBefore)
+    }
+  }
+
+  // MARK: Outputs that cannot be written
+
+  static func expectCleanFailure(
+    _ result: CommandResult, mentions: [String], sourceLocation: SourceLocation = #_sourceLocation
+  ) {
+    #expect(result.status == 73, "exit status \(result.status): \(result.stderr)", sourceLocation: sourceLocation)
+    #expect(
+      result.stderrLines.count == 1, "stderr is not one line: \(result.stderr.debugDescription)",
+      sourceLocation: sourceLocation)
+    let line = String(result.stderrLines.first ?? "")
+    #expect(line.hasPrefix("innerpeace: error: "), "\(line)", sourceLocation: sourceLocation)
+    for mention in mentions {
+      #expect(
+        line.localizedCaseInsensitiveContains(mention), "'\(line)' does not mention \(mention)",
+        sourceLocation: sourceLocation)
+    }
+    #expect(result.stdout.isEmpty, sourceLocation: sourceLocation)
+  }
+
+  @Test func outputInAMissingFolder() throws {
+    try withTemporaryFolder { root in
+      let out = root.appendingPathComponent("missing/card.png")
+      let result = try CLI.run(["render", "--out", out.path, "--seed", "1"])
+      Self.expectCleanFailure(result, mentions: [out.path, "does not exist"])
+      #expect(listing(root).isEmpty)
+    }
+  }
+
+  @Test func outputUnderARegularFile() throws {
+    try withTemporaryFolder { root in
+      let file = root.appendingPathComponent("file.txt")
+      try Data("not a folder".utf8).write(to: file)
+      let out = file.appendingPathComponent("card.png")
+      let result = try CLI.run(["render", "--out", out.path, "--seed", "1"])
+      Self.expectCleanFailure(result, mentions: [out.path])
+      #expect(listing(root) == ["file.txt"])
+      #expect(try Data(contentsOf: file) == Data("not a folder".utf8))
+    }
+  }
+
+  @Test func outputInAReadOnlyFolder() throws {
+    if runningAsRoot {
+      // Root writes through chmod 0555, so use a folder no one can create files in: procfs.
+      let out = "/proc/innerpeace-\(UUID().uuidString).png"
+      let result = try CLI.run(["render", "--out", out, "--seed", "1", "--size", "300x200"])
+      Self.expectCleanFailure(result, mentions: [out])
+      #expect(!FileManager.default.fileExists(atPath: out))
+    } else {
+      try withTemporaryFolder { root in
+        let folder = root.appendingPathComponent("readonly", isDirectory: true)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let existing = folder.appendingPathComponent("card.png")
+        try Data("keep".utf8).write(to: existing)
+        try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: folder.path)
+        let result = try CLI.run(["render", "--out", existing.path, "--seed", "1", "--size", "300x200"])
+        Self.expectCleanFailure(result, mentions: [existing.path])
+        #expect(listing(folder) == ["card.png"])
+        #expect(try Data(contentsOf: existing) == Data("keep".utf8))
+      }
+    }
+  }
+
+  @Test func stdoutThatCannotBeWrittenFailsCleanly() throws {
+    // `--out -` with stdout closed to writing (/dev/full): one error line, non-zero status.
+    guard FileManager.default.fileExists(atPath: "/dev/full"), let binary = innerpeaceBinary else { return }
+    let process = Process()
+    process.executableURL = binary
+    process.arguments = ["render", "--out", "-", "--seed", "1", "--size", "300x200"]
+    process.standardOutput = FileHandle(forWritingAtPath: "/dev/full")
+    let errors = Pipe()
+    process.standardError = errors
+    try process.run()
+    let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    #expect(process.terminationStatus != 0)
+    let lines = stderr.split(separator: "\n")
+    #expect(lines.count == 1 && lines.first?.hasPrefix("innerpeace: error: ") == true, "\(stderr)")
+  }
+}
