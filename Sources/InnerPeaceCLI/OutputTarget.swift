@@ -23,8 +23,11 @@ struct OutputTarget {
       throw CommandLineError.cannotWrite("cannot write '\(path)': it is a directory")
     }
     let folder = directory
-    guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
+    guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory) else {
       throw CommandLineError.cannotWrite("cannot write '\(path)': the folder '\(folder)' does not exist")
+    }
+    guard isDirectory.boolValue else {
+      throw CommandLineError.cannotWrite("cannot write '\(path)': '\(folder)' is a file, not a folder")
     }
     guard access(folder, W_OK) == 0 else {
       throw CommandLineError.cannotWrite("cannot write '\(path)': \(String(cString: strerror(errno)))")
@@ -47,20 +50,37 @@ struct OutputTarget {
       throw CommandLineError.cannotWrite("cannot write '\(path)': \(String(cString: strerror(errno)))")
     }
     let temporary = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    func failure() -> CommandLineError {
+      CommandLineError.cannotWrite("cannot write '\(path)': \(String(cString: strerror(errno)))")
+    }
     do {
       try writeAll(bytes, to: descriptor, name: path)
-      guard fchmod(descriptor, 0o644) == 0, fsync(descriptor) == 0 else {
-        throw CommandLineError.cannotWrite("cannot write '\(path)': \(String(cString: strerror(errno)))")
-      }
-      close(descriptor)
-      guard rename(temporary, path) == 0 else {
-        throw CommandLineError.cannotWrite("cannot write '\(path)': \(String(cString: strerror(errno)))")
-      }
+      // The mode a new file would get (0666 less the umask), or the mode of the file it replaces.
+      var existing = stat()
+      let mode = stat(path, &existing) == 0 ? existing.st_mode & 0o7777 : 0o666 & ~Self.umaskValue
+      guard fchmod(descriptor, mode) == 0, fsync(descriptor) == 0 else { throw failure() }
     } catch {
       close(descriptor)
       unlink(temporary)
       throw error
     }
+    guard close(descriptor) == 0 else {
+      let error = failure()
+      unlink(temporary)
+      throw error
+    }
+    guard rename(temporary, path) == 0 else {
+      let error = failure()
+      unlink(temporary)
+      throw error
+    }
+  }
+
+  /// The process's umask (read by setting and restoring it; the CLI is single-threaded here).
+  private static var umaskValue: mode_t {
+    let mask = umask(0o022)
+    umask(mask)
+    return mask
   }
 
   private func writeAll(_ bytes: [UInt8], to descriptor: Int32, name: String) throws {

@@ -19,28 +19,37 @@ struct RenderCommand: ParsableCommand {
     name: [.short, .long], help: ArgumentHelp("Where to write the card; '-' writes to stdout.", valueName: "path"))
   var out: String
 
-  @Option(help: ArgumentHelp("classic, og, square, story, or WxH. (default: og)", valueName: "name"))
+  @Option(
+    parsing: .unconditional, help: ArgumentHelp("classic, og, square, story, or WxH. (default: og)", valueName: "name"))
   var preset: String?
 
-  @Option(help: ArgumentHelp("Any canvas size, e.g. 1600x900 (instead of --preset).", valueName: "WxH"))
+  @Option(
+    parsing: .unconditional,
+    help: ArgumentHelp("Any canvas size, e.g. 1600x900 (instead of --preset).", valueName: "WxH"))
   var size: String?
 
-  @Option(help: ArgumentHelp("The catalog quote to use (0-based index).", valueName: "index"))
+  @Option(
+    parsing: .unconditional, help: ArgumentHelp("The catalog quote to use (0-based index).", valueName: "index"))
   var quote: String?
 
   @Option(
+    parsing: .unconditional,
     help: ArgumentHelp(
       "Your own quote text instead of a catalog quote (at most \(Limits.maximumTextCharacters) characters).",
       valueName: "text"))
   var text: String?
 
-  @Option(help: ArgumentHelp("The author of --text.", valueName: "name"))
+  @Option(
+    parsing: .unconditional, help: ArgumentHelp("The author of --text.", valueName: "name"))
   var author: String?
 
-  @Option(help: ArgumentHelp("The catalog picture to use, by file name.", valueName: "name"))
+  @Option(
+    parsing: .unconditional, help: ArgumentHelp("The catalog picture to use, by file name.", valueName: "name"))
   var picture: String?
 
-  @Option(help: ArgumentHelp("Seed for the random choices; the same seed gives the same card.", valueName: "n"))
+  @Option(
+    parsing: .unconditional,
+    help: ArgumentHelp("Seed for the random choices; the same seed gives the same card.", valueName: "n"))
   var seed: String?
 
   @Option(help: ArgumentHelp("A folder with your own quotes.json, pictures.json and photos.", valueName: "dir"))
@@ -118,7 +127,15 @@ struct RenderCommand: ParsableCommand {
       chosenFormat = try ImageFormat(parsing: format)
     } else {
       let ext = (out as NSString).pathExtension
-      chosenFormat = (try? ImageFormat(parsing: ext)) ?? .png
+      if out == "-" || ext.isEmpty {
+        chosenFormat = .png
+      } else {
+        guard let inferred = try? ImageFormat(parsing: ext) else {
+          throw CommandLineError.usage(
+            "cannot tell the format from '.\(ext)': name the file .png, .jpg or .webp, or pass --format")
+        }
+        chosenFormat = inferred
+      }
     }
     let alignment: TextAlignment
     switch align?.lowercased() {

@@ -259,7 +259,9 @@ struct FitterTests {
 /// Logarithmic either way: never one layout per candidate size, as the app's loop was.
 func maximumPasses(_ preset: Preset) -> Int {
   let geometry = preset.geometry
-  let sizes = Int(Double(geometry.candidateSizes.count).log2Ceiling) + 3
+  // Bisection over the candidates, the final layout, and up to three re-layouts when italic
+  // overhang makes a block wider than the bounds (the overhang is then remembered).
+  let sizes = Int(Double(geometry.candidateSizes.count).log2Ceiling) + 6
   let balancing = geometry.balancesLines ? Int(Double(geometry.drawBounds.width).log2Ceiling) + 2 : 0
   return sizes + balancing
 }

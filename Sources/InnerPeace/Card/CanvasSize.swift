@@ -29,12 +29,12 @@ public struct CanvasSize: Hashable, Sendable, CustomStringConvertible {
       throw .sizeInvalid(reason: "'\(text)' is not of the form WxH (e.g. 1600x900)")
     }
     func side(_ part: Substring, _ name: String) throws(InnerPeaceError) -> Int {
-      guard !part.isEmpty, part.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == "-") }),
-        let value = Int(part)
-      else {
+      let digits = part.hasPrefix("-") ? part.dropFirst() : part
+      guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else {
         throw .sizeInvalid(reason: "\(name) '\(part)' in '\(text)' is not a whole number")
       }
-      return value
+      // Too many digits for Int is simply too large (or too small).
+      return Int(part) ?? (part.hasPrefix("-") ? Int.min : Int.max)
     }
     try self.init(width: side(parts[0], "width"), height: side(parts[1], "height"))
   }

@@ -46,7 +46,15 @@ public struct Catalog: Sendable {
       throw .catalogInvalid(file: "pictures.json", reason: "the list of pictures is empty")
     }
     for name in pictures { try Catalog.checkPicture(name, in: directory) }
-    self.quotes = quotes
+    var checked: [Quote] = []
+    for (index, quote) in quotes.enumerated() {
+      do {
+        checked.append(Quote(text: try TextRules.quote(quote.text), author: try TextRules.author(quote.author)))
+      } catch {
+        throw .catalogInvalid(file: "quotes.json", reason: "quote \(index): \(error.description)")
+      }
+    }
+    self.quotes = checked
     self.pictures = pictures
     self.directory = directory
   }
@@ -82,7 +90,7 @@ public struct Catalog: Sendable {
 
   private static func parse(_ data: Data, file: URL) throws(InnerPeaceError) -> Any {
     do {
-      return try JSONSerialization.jsonObject(with: data, options: [])
+      return try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
     } catch {
       let position = JSONErrorLocator.locate(in: [UInt8](data))
       throw .catalogMalformed(file: file.path, line: position.line, column: position.column, reason: position.reason)

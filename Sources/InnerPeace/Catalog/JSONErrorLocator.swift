@@ -79,16 +79,27 @@ enum JSONErrorLocator {
       }
     }
 
+    /// RFC 8259: -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?
     mutating func number() throws(Failure) {
+      func isDigit(_ byte: UInt8?) -> Bool { byte.map { (0x30...0x39).contains($0) } ?? false }
       if current == UInt8(ascii: "-") { offset += 1 }
-      guard let first = current, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) else {
-        throw fail("invalid number")
-      }
-      while let byte = current,
-        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "e")
-          || byte == UInt8(ascii: "E") || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-")
-      {
+      guard isDigit(current) else { throw fail("invalid number") }
+      if current == UInt8(ascii: "0") {
         offset += 1
+        if isDigit(current) { throw fail("invalid number: leading zero") }
+      } else {
+        while isDigit(current) { offset += 1 }
+      }
+      if current == UInt8(ascii: ".") {
+        offset += 1
+        guard isDigit(current) else { throw fail("invalid number: expected a digit after '.'") }
+        while isDigit(current) { offset += 1 }
+      }
+      if current == UInt8(ascii: "e") || current == UInt8(ascii: "E") {
+        offset += 1
+        if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") { offset += 1 }
+        guard isDigit(current) else { throw fail("invalid number: expected an exponent") }
+        while isDigit(current) { offset += 1 }
       }
     }
 
@@ -105,6 +116,14 @@ enum JSONErrorLocator {
             throw fail("invalid escape in string")
           }
           offset += 1
+          if escaped == UInt8(ascii: "u") {
+            for _ in 0..<4 {
+              guard let hex = current, Character(Unicode.Scalar(hex)).isHexDigit else {
+                throw fail("invalid \\u escape: expected four hex digits")
+              }
+              offset += 1
+            }
+          }
         case 0x00..<0x20:
           throw fail("control character in string (a raw line break? use \\n)")
         default:

@@ -35,11 +35,6 @@ struct TextFitter {
   /// Room between the quote's last line and the author line.
   func gap(forQuoteSize size: Int) -> Double { authorSize(forQuoteSize: size) * 0.6 }
 
-  /// Width given to Pango: the bounds less room for italic overhang past the line box.
-  func wrapWidth(forQuoteSize size: Int) -> Double {
-    Double(geometry.drawBounds.width) - (Double(size) * 0.12).rounded(.up)
-  }
-
   func fit(quote text: String, author: String, context: TextContext, family: String) -> FittedText {
     let bounds = geometry.drawBounds
     let quote = TextLayout(context: context, text: text, family: family)
@@ -60,23 +55,46 @@ struct TextFitter {
       alignment == .center ? 0.5 : (quote.isRightToLeft ? 1 : 0)
 
     var passes = 0
-    /// Lays both out at `size`, the quote wrapped to `quoteWidth` (default: the full wrap width);
+    /// Room left for italic overhang past the line box, in proportion to the size.
+    var overhang = 0.12
+    /// Lays both out at `size`, the quote wrapped to `quoteWidth` and the author to `authorWidth`;
     /// returns the block in layout space and the author line's offset.
-    func measure(_ size: Int, quoteWidth: Double? = nil) -> (block: PixelRect, authorOffset: (x: Double, y: Double)) {
+    func layOut(_ size: Int, quoteWidth: Double, authorWidth: Double) -> (
+      block: PixelRect, authorOffset: (x: Double, y: Double)
+    ) {
       passes += 1
-      let width = wrapWidth(forQuoteSize: size)
-      let narrowed = quoteWidth ?? width
       quote.setPixelSize(Double(size))
-      quote.setWidth(narrowed)
+      quote.setWidth(quoteWidth)
       var block = quote.bounds
       var offset = (x: 0.0, y: 0.0)
       if let authorLayout {
         authorLayout.setPixelSize(authorSize(forQuoteSize: size))
-        authorLayout.setWidth(width)
-        offset = ((narrowed - width) * authorShiftFactor, quote.extents.logical.maxY + gap(forQuoteSize: size))
+        authorLayout.setWidth(authorWidth)
+        offset = (
+          (quoteWidth - authorWidth) * authorShiftFactor, quote.extents.logical.maxY + gap(forQuoteSize: size)
+        )
         block = block.union(authorLayout.bounds.offsetBy(dx: offset.x, dy: offset.y))
       }
       return (block, offset)
+    }
+    /// Lays both out at `size` (the quote at most `quoteWidth` wide). Glyphs that overhang their
+    /// line box on both sides can make the block wider than the bounds: then the wrap width is
+    /// narrowed by the excess and the text laid out again, so width never decides the size.
+    func measure(_ size: Int, quoteWidth: Double? = nil) -> (block: PixelRect, authorOffset: (x: Double, y: Double)) {
+      var width = Double(bounds.width) - (Double(size) * overhang).rounded(.up)
+      var narrowed = min(quoteWidth ?? width, width)
+      var result = layOut(size, quoteWidth: narrowed, authorWidth: width)
+      var attempts = 0
+      while result.block.width > Double(bounds.width) && attempts < 3 {
+        let excess = (result.block.width - Double(bounds.width)).rounded(.up) + 1
+        // Remember the overhang, in proportion to the size, for the sizes still to try.
+        overhang += excess / Double(size)
+        width -= excess
+        narrowed -= excess
+        result = layOut(size, quoteWidth: narrowed, authorWidth: width)
+        attempts += 1
+      }
+      return result
     }
     func fits(_ block: PixelRect) -> Bool {
       block.width <= Double(bounds.width) && block.height <= Double(bounds.height)
@@ -97,15 +115,32 @@ struct TextFitter {
       chosen = high
     }
 
+    // Lay out the chosen size for good (balanced where the preset wants it). The overhang learnt
+    // during the search can narrow the wrap, so the result is checked again; in the rare case it
+    // no longer fits, the next smaller size is taken.
+    var final: (size: Int, measured: (block: PixelRect, authorOffset: (x: Double, y: Double)))? = nil
+    var index = chosen ?? sizes.count
+    while index < sizes.count {
+      var measured = measure(sizes[index])
+      if fits(measured.block) {
+        if geometry.balancesLines && quote.lineCount > 1 {
+          // The layouts must end in the state that `measured` describes.
+          measured = balance(quote, size: sizes[index], measure: measure, fits: fits) ?? measure(sizes[index])
+        }
+        if fits(measured.block) {
+          final = (sizes[index], measured)
+          break
+        }
+      }
+      index += 1
+    }
+
     var truncated = false
     var measured: (block: PixelRect, authorOffset: (x: Double, y: Double))
     let size: Int
-    if let chosen {
-      size = sizes[chosen]
-      measured = measure(size)
-      if geometry.balancesLines && quote.lineCount > 1 {
-        measured = balance(quote, size: size, measure: measure, fits: fits) ?? measured
-      }
+    if let final {
+      size = final.size
+      measured = final.measured
     } else {
       // Nothing fits, even at the minimum legible size: ellipsize the quote at that size.
       size = geometry.minimumSize
@@ -143,7 +178,7 @@ struct TextFitter {
     measure: (Int, Double?) -> (block: PixelRect, authorOffset: (x: Double, y: Double)),
     fits: (PixelRect) -> Bool
   ) -> (block: PixelRect, authorOffset: (x: Double, y: Double))? {
-    let full = wrapWidth(forQuoteSize: size)
+    let full = Double(geometry.drawBounds.width)
     _ = measure(size, full)
     let lines = quote.lineCount
     var wide = full
