@@ -19,6 +19,10 @@ struct PixelRect: Equatable {
 
   func offsetBy(dx: Double, dy: Double) -> PixelRect { PixelRect(x: x + dx, y: y + dy, width: width, height: height) }
 
+  func scaled(by factor: Double) -> PixelRect {
+    PixelRect(x: x * factor, y: y * factor, width: width * factor, height: height * factor)
+  }
+
   init(x: Double, y: Double, width: Double, height: Double) {
     self.x = x
     self.y = y
@@ -72,18 +76,32 @@ final class FontDescription {
 }
 
 /// Owns a `PangoLayout`: one paragraph block of plain text (never markup), wrapped to a width.
+///
+/// Pango lays the text out at one fixed reference size; a different size is that layout scaled.
+/// With metric hinting and glyph-position rounding off (see ``TextContext``) a layout scales
+/// exactly, and every new size Pango sees costs a font instance and a fontconfig sort (about
+/// 1.4 ms each here), so a fit over eight sizes would spend most of its time making fonts.
+/// Widths and heights given in pixels are divided by the scale, extents are multiplied by it,
+/// and drawing scales the Cairo context.
 final class TextLayout {
   enum Alignment { case natural, center, opposite }
+
+  /// The size Pango actually lays out at, in pixels.
+  static let referenceSize = 128.0
 
   let handle: OpaquePointer
   private let font: FontDescription
   /// Kept alive as long as the layout uses it.
   private let context: TextContext
+  /// Pixel size / reference size.
+  private(set) var scale = 1.0
 
   init(context: TextContext, text: String, family: String) {
     self.context = context
     handle = pango_layout_new(context.handle)!
     font = FontDescription(family: family, italic: true)
+    font.setPixelSize(TextLayout.referenceSize)
+    pango_layout_set_font_description(handle, font.handle)
     // set_text, not set_markup: "<b>" is drawn as written.
     pango_layout_set_text(handle, text, Int32(text.utf8.count))
     // Break at words, and inside a word (a URL, say) only when the word alone is too wide.
@@ -93,13 +111,14 @@ final class TextLayout {
 
   deinit { g_object_unref(UnsafeMutableRawPointer(handle)) }
 
+  /// The size the text is measured and drawn at, in pixels.
   func setPixelSize(_ size: Double) {
-    font.setPixelSize(size)
-    pango_layout_set_font_description(handle, font.handle)
+    scale = size / TextLayout.referenceSize
   }
 
+  /// The wrap width in pixels at the current size.
   func setWidth(_ pixels: Double) {
-    pango_layout_set_width(handle, Int32((pixels * Double(innerpeace_pango_scale)).rounded(.down)))
+    pango_layout_set_width(handle, Int32((pixels / scale * Double(innerpeace_pango_scale)).rounded(.down)))
   }
 
   func setAlignment(_ alignment: Alignment) {
@@ -110,23 +129,24 @@ final class TextLayout {
     }
   }
 
-  /// Limits the height and ellipsizes the last line that fits; `nil` lifts the limit.
+  /// Limits the height (pixels at the current size) and ellipsizes the last line that fits;
+  /// `nil` lifts the limit.
   func limitHeight(_ pixels: Double?) {
     if let pixels {
       pango_layout_set_ellipsize(handle, PANGO_ELLIPSIZE_END)
-      pango_layout_set_height(handle, Int32(max(1, pixels * Double(innerpeace_pango_scale))))
+      pango_layout_set_height(handle, Int32(max(1, pixels / scale * Double(innerpeace_pango_scale))))
     } else {
       pango_layout_set_ellipsize(handle, PANGO_ELLIPSIZE_NONE)
       pango_layout_set_height(handle, -1)
     }
   }
 
-  /// Ink and logical extents in pixels, relative to the layout's origin.
+  /// Ink and logical extents in pixels at the current size, relative to the layout's origin.
   var extents: (ink: PixelRect, logical: PixelRect) {
     var ink = PangoRectangle()
     var logical = PangoRectangle()
     pango_layout_get_extents(handle, &ink, &logical)
-    return (PixelRect(ink), PixelRect(logical))
+    return (PixelRect(ink).scaled(by: scale), PixelRect(logical).scaled(by: scale))
   }
 
   /// Everything drawn or reserved: the union of ink and logical extents. Empty ink (spaces only)
@@ -147,10 +167,15 @@ final class TextLayout {
 
   var lineCount: Int { Int(pango_layout_get_line_count(handle)) }
 
-  /// Draws the layout with its top-left corner at (`x`, `y`) in the context's current source.
+  /// Draws the layout at the current size with its top-left corner at (`x`, `y`), in the
+  /// context's current source.
   func draw(in context: DrawingContext, x: Double, y: Double) {
-    cairo_move_to(context.handle, x, y)
+    cairo_save(context.handle)
+    cairo_translate(context.handle, x, y)
+    cairo_scale(context.handle, scale, scale)
+    cairo_move_to(context.handle, 0, 0)
     pango_cairo_show_layout(context.handle, handle)
+    cairo_restore(context.handle)
   }
 
   /// The files of the fonts Pango chose for the runs of this layout, in order of use.
