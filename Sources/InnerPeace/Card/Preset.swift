@@ -56,15 +56,15 @@ public enum Preset: Hashable, Sendable, CustomStringConvertible {
     case .og:
       CardGeometry(
         canvas: try! CanvasSize(width: 1200, height: 630), pixelsPerPoint: 1, insetX: 110, insetY: 72,
-        startSize: 88, step: 1, minimumSize: 18)
+        startSize: 100, step: 1, minimumSize: 18)
     case .square:
       CardGeometry(
         canvas: try! CanvasSize(width: 1080, height: 1080), pixelsPerPoint: 1.25, insetX: 120, insetY: 150,
-        startSize: 100, step: 1, minimumSize: 22)
+        startSize: 120, step: 1, minimumSize: 22)
     case .story:
       CardGeometry(
         canvas: try! CanvasSize(width: 1080, height: 1920), pixelsPerPoint: 1.5, insetX: 110, insetY: 360,
-        startSize: 140, step: 1, minimumSize: 26)
+        startSize: 170, step: 1, minimumSize: 26)
     case .custom(let size):
       CardGeometry.generic(for: size)
     }
@@ -118,7 +118,7 @@ public struct CardGeometry: Hashable, Sendable {
     return CardGeometry(
       canvas: size, pixelsPerPoint: scale, insetX: Int((Double(size.width) * 0.09).rounded()),
       insetY: Int((Double(size.height) * verticalShare).rounded()),
-      startSize: max(24, Int((shorter * 0.14).rounded())), step: 1,
+      startSize: max(24, Int((shorter * 0.16).rounded())), step: 1,
       minimumSize: max(12, Int((shorter * 0.028).rounded())))
   }
 }
