@@ -16,7 +16,11 @@ let package = Package(
     .library(name: "InnerPeace", targets: ["InnerPeace"]),
   ],
   dependencies: [
-    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
+    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+    .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+    .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.5.0"),
+    .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
   ],
   targets: [
     // Cairo, Pango, fontconfig, libturbojpeg, libwebp and libdeflate, through one shim header.
@@ -40,7 +44,7 @@ let package = Package(
       exclude: [
         "README.md", "BENCHMARKS.md", "LICENSE", "Tests", "Sources/CInnerPeace", "Sources/CInnerPeaceKernels",
         "Sources/InnerPeace",
-        "Sources/InnerPeaceCLI", "Sources/InnerPeaceBench", "docs",
+        "Sources/InnerPeaceCLI", "Sources/InnerPeaceBench", "Sources/InnerPeaceServer", "docs",
       ],
       sources: ["Sources/InnerPeaceResources"],
       resources: [.copy("Resources"), .copy("Fonts")],
@@ -51,10 +55,23 @@ let package = Package(
       dependencies: ["CInnerPeace", "CInnerPeaceKernels", "InnerPeaceResources"],
       swiftSettings: swiftSettings
     ),
+    .target(
+      name: "InnerPeaceServer",
+      dependencies: [
+        "InnerPeace",
+        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "Prometheus", package: "swift-prometheus"),
+      ],
+      swiftSettings: swiftSettings
+    ),
     .executableTarget(
       name: "InnerPeaceCLI",
       dependencies: [
         "InnerPeace",
+        "InnerPeaceServer",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],
       swiftSettings: swiftSettings
@@ -68,6 +85,15 @@ let package = Package(
       name: "InnerPeaceTests",
       dependencies: ["InnerPeace", "CInnerPeace"],
       resources: [.copy("Golden")],
+      swiftSettings: swiftSettings
+    ),
+    .testTarget(
+      name: "InnerPeaceServerTests",
+      dependencies: [
+        "InnerPeace",
+        "InnerPeaceServer",
+        .product(name: "HummingbirdTesting", package: "hummingbird"),
+      ],
       swiftSettings: swiftSettings
     ),
     .testTarget(

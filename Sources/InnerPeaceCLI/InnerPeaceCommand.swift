@@ -4,19 +4,23 @@ import InnerPeace
 
 /// `innerpeace`: calm quote cards from the command line.
 @main
-struct InnerPeaceCommand: ParsableCommand {
+struct InnerPeaceCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "innerpeace",
     abstract: "Calm quote cards: white italic serif with a soft dark halo over a nature photograph.",
     version: "0.1.0",
-    subcommands: [RenderCommand.self]
+    subcommands: [RenderCommand.self, ServeCommand.self]
   )
 
   /// Parses and runs a command; every failure is one line on stderr and a non-zero exit status.
-  static func main() {
+  static func main() async {
     do {
       var command = try parseAsRoot()
-      try command.run()
+      if var asyncCommand = command as? any AsyncParsableCommand {
+        try await asyncCommand.run()
+      } else {
+        try command.run()
+      }
     } catch let error as CommandLineError {
       fail(error.description, code: error.exitCode)
     } catch let error as InnerPeaceError {

@@ -75,7 +75,7 @@ struct RenderCommand: ParsableCommand {
   func run() throws {
     let request = try makeRequest()
     let output = try OutputTarget(path: out)
-    let catalog = try loadCatalog()
+    let catalog = try RenderCommand.loadCatalog(catalog)
     let renderer = try CardRenderer(catalog: catalog, backgroundCacheBytes: 0)
     let card = try renderer.render(request)
     try output.write(card.bytes)
@@ -151,13 +151,14 @@ struct RenderCommand: ParsableCommand {
       format: chosenFormat, showsAuthor: !noAuthor, alignment: alignment, transparent: transparent)
   }
 
-  private func loadCatalog() throws -> Catalog {
-    guard let catalog else { return try Catalog.bundled() }
+  /// The catalog in `folder`, or the bundled one.
+  static func loadCatalog(_ folder: String?) throws -> Catalog {
+    guard let folder else { return try Catalog.bundled() }
     var isDirectory: ObjCBool = false
-    guard FileManager.default.fileExists(atPath: catalog, isDirectory: &isDirectory), isDirectory.boolValue else {
-      throw InnerPeaceError.catalogUnreadable(file: catalog, reason: "no such folder")
+    guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
+      throw InnerPeaceError.catalogUnreadable(file: folder, reason: "no such folder")
     }
-    return try Catalog(directory: URL(fileURLWithPath: catalog, isDirectory: true))
+    return try Catalog(directory: URL(fileURLWithPath: folder, isDirectory: true))
   }
 }
 

@@ -69,6 +69,15 @@ public struct Catalog: Sendable {
     return try Catalog(directory: directory)
   }
 
+  /// The quote and picture a seed picks: two draws from ``SeededGenerator``, quote first, so a
+  /// request that names one of them keeps the other that its seed would pick.
+  public func randomChoice(seed: UInt64) -> (quoteIndex: Int, picture: String) {
+    var generator = SeededGenerator(seed: seed)
+    let quoteIndex = generator.index(below: quotes.count)
+    let pictureIndex = generator.index(below: pictures.count)
+    return (quoteIndex, pictures[pictureIndex])
+  }
+
   /// The file path of a catalog picture, for a name that is in the catalog.
   /// - Throws: ``InnerPeaceError/pictureNameInvalid(name:)`` or ``InnerPeaceError/pictureUnknown(name:)``.
   public func pictureURL(named name: String) throws(InnerPeaceError) -> URL {

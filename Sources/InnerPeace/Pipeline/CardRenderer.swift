@@ -34,9 +34,7 @@ public final class CardRenderer: Sendable {
 
     // Select: two draws from the seed, always in this order, so choosing one explicitly does not
     // change the other.
-    var generator = SeededGenerator(seed: request.seed)
-    let randomQuote = generator.index(below: catalog.quotes.count)
-    let randomPicture = generator.index(below: catalog.pictures.count)
+    let (randomQuote, randomPictureName) = catalog.randomChoice(seed: request.seed)
     let quoteIndex: Int?
     let quote: Quote
     switch request.quote {
@@ -55,7 +53,7 @@ public final class CardRenderer: Sendable {
     }
     let pictureName: String
     switch request.picture {
-    case .random: pictureName = catalog.pictures[randomPicture]
+    case .random: pictureName = randomPictureName
     case .named(let name):
       _ = try catalog.pictureURL(named: name)
       pictureName = name

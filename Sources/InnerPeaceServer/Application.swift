@@ -1,0 +1,40 @@
+public import Hummingbird
+public import InnerPeace
+public import Logging
+import NIOCore
+
+/// Builds the router: the middlewares and every route, for a given card service.
+public func buildRouter<Renderer: CardRendering>(service: CardService<Renderer>) -> Router<BasicRequestContext> {
+  let router = Router(context: BasicRequestContext.self)
+  router.add(middleware: RequestLogMiddleware(metrics: service.metrics))
+  router.add(middleware: JSONErrorMiddleware(knownPath: knownGETPath))
+  CardRoutes(service: service).add(to: router)
+  InfoRoutes(service: service).add(to: router)
+  return router
+}
+
+/// Whether a path is one the API serves with GET (for 405 against 404).
+@Sendable func knownGETPath(_ path: String) -> Bool {
+  let fixed: Set<String> = ["/", "/quotes", "/healthz", "/metrics", "/openapi.yaml"]
+  if fixed.contains(path) { return true }
+  for stem in ["/random", "/card", "/today"] where ["png", "jpg", "webp"].contains(where: { path == "\(stem).\($0)" }) {
+    return true
+  }
+  return path.hasPrefix("/cards/") || path.hasPrefix("/quotes/")
+}
+
+/// The whole application: the router on an HTTP/1.1 server with an idle timeout, on the
+/// configured address. Run it with `runService()`, which drains in-flight requests on SIGTERM or
+/// SIGINT.
+public func buildApplication<Renderer: CardRendering>(
+  service: CardService<Renderer>, logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+) -> some ApplicationProtocol {
+  let configuration = service.configuration
+  return Application(
+    router: buildRouter(service: service),
+    server: .http1(configuration: .init(idleTimeout: .seconds(Int64(configuration.idleTimeoutSeconds)))),
+    configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "innerpeace"),
+    onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
+    logger: logger
+  )
+}

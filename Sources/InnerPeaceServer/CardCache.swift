@@ -1,0 +1,91 @@
+import InnerPeace
+import Synchronization
+
+/// Rendered cards in memory, least recently used out first, bounded by bytes; and the renders in
+/// flight, so identical requests that arrive together render once.
+final class CardCache: Sendable {
+  struct Entry: Sendable {
+    let card: RenderedCard
+    var lastUse: UInt64
+  }
+
+  private struct State {
+    var entries: [String: Entry] = [:]
+    var bytes = 0
+    var clock: UInt64 = 0
+    var inFlight: [String: Task<RenderedCard, any Error>] = [:]
+  }
+
+  let capacityBytes: Int
+  private let state = Mutex(State())
+
+  init(capacityBytes: Int) { self.capacityBytes = capacityBytes }
+
+  var byteCount: Int { state.withLock { $0.bytes } }
+  var count: Int { state.withLock { $0.entries.count } }
+
+  func card(for key: String) -> RenderedCard? {
+    state.withLock { state in
+      guard var entry = state.entries[key] else { return nil }
+      state.clock += 1
+      entry.lastUse = state.clock
+      state.entries[key] = entry
+      return entry.card
+    }
+  }
+
+  func store(_ card: RenderedCard, for key: String) {
+    let size = card.bytes.count + key.utf8.count
+    guard size <= capacityBytes else { return }
+    state.withLock { state in
+      state.clock += 1
+      if let old = state.entries.updateValue(Entry(card: card, lastUse: state.clock), forKey: key) {
+        state.bytes -= old.card.bytes.count + key.utf8.count
+      }
+      state.bytes += size
+      while state.bytes > capacityBytes, let oldest = state.entries.min(by: { $0.value.lastUse < $1.value.lastUse }) {
+        state.entries[oldest.key] = nil
+        state.bytes -= oldest.value.card.bytes.count + oldest.key.utf8.count
+      }
+    }
+  }
+
+  /// How a card was obtained.
+  enum Source: Sendable { case cache, render, joined }
+
+  /// The cached card for `key`, or the result of an identical render already in flight, or a new
+  /// render made by `render` (which is called only when neither exists).
+  func card(
+    for key: String, render: @escaping @Sendable () async throws -> RenderedCard
+  ) async throws -> (RenderedCard, Source) {
+    enum Plan { case cached(RenderedCard), join(Task<RenderedCard, any Error>), lead(Task<RenderedCard, any Error>) }
+    let plan = state.withLock { state -> Plan in
+      if var entry = state.entries[key] {
+        state.clock += 1
+        entry.lastUse = state.clock
+        state.entries[key] = entry
+        return .cached(entry.card)
+      }
+      if let task = state.inFlight[key] { return .join(task) }
+      let task = Task { try await render() }
+      state.inFlight[key] = task
+      return .lead(task)
+    }
+    switch plan {
+    case .cached(let card):
+      return (card, .cache)
+    case .join(let task):
+      return (try await task.value, .joined)
+    case .lead(let task):
+      do {
+        let card = try await task.value
+        if capacityBytes > 0 { store(card, for: key) }
+        _ = state.withLock { $0.inFlight.removeValue(forKey: key) }
+        return (card, .render)
+      } catch {
+        _ = state.withLock { $0.inFlight.removeValue(forKey: key) }
+        throw error
+      }
+    }
+  }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+public import InnerPeace
+
+/// Renders cards for the HTTP layer: through the cache, the single-flight table and the bounded
+/// render pool, with metrics. One per server.
+public final class CardService<Renderer: CardRendering>: Sendable {
+  let renderer: Renderer
+  let configuration: ServerConfiguration
+  let pool: RenderPool
+  let cache: CardCache
+  let metrics: ServerMetrics
+  /// Changes whenever the catalog or the renderer's look changes; part of every ETag.
+  let catalogTag: String
+
+  public init(renderer: Renderer, configuration: ServerConfiguration) {
+    self.renderer = renderer
+    self.configuration = configuration
+    pool = RenderPool(workers: configuration.concurrency, queueDepth: configuration.queueDepth)
+    cache = CardCache(capacityBytes: configuration.cacheMegabytes << 20)
+    metrics = ServerMetrics()
+    var hasher = StableHash()
+    hasher.combine("innerpeace-card-v1")
+    for quote in renderer.catalog.quotes {
+      hasher.combine(quote.text)
+      hasher.combine(quote.author)
+    }
+    for picture in renderer.catalog.pictures { hasher.combine(picture) }
+    catalogTag = hasher.hex
+  }
+
+  var catalog: Catalog { renderer.catalog }
+
+  /// Stops the render threads after the server has drained.
+  public func shutdown() async throws { try await pool.shutdown() }
+
+  /// The card for a request: from the cache, or joined to an identical render in flight, or
+  /// rendered on the pool.
+  /// - Throws: ``ServiceError``: 503 when the pool is full, 4xx for a bad request, 500 (with a
+  ///   public message) when the render fails.
+  func card(for request: CardRequest, key: String) async throws -> RenderedCard {
+    let (card, source) = try await cache.card(for: key) { [self] in
+      guard let admission = pool.admit() else {
+        metrics.rejected.increment()
+        var error = ServiceError(.serviceUnavailable, "the server is busy rendering; try again shortly")
+        error.headers[.retryAfter] = String(configuration.retryAfterSeconds)
+        throw error
+      }
+      defer { admission.release() }
+      metrics.rendersInFlight.set(Double(pool.load))
+      defer { metrics.rendersInFlight.set(Double(pool.load - 1)) }
+      let renderer = self.renderer
+      let started = ContinuousClock.now
+      let result = try await pool.run { () -> Result<RenderedCard, InnerPeaceError> in
+        do throws(InnerPeaceError) {
+          return .success(try renderer.render(request))
+        } catch {
+          return .failure(error)
+        }
+      }
+      metrics.renderDuration.record(ContinuousClock.now - started)
+      switch result {
+      case .success(let card):
+        guard !card.bytes.isEmpty else { throw ServiceError(.internalServerError, "the card could not be rendered") }
+        return card
+      case .failure(let error):
+        throw ServiceError.from(error)
+      }
+    }
+    if source == .cache { metrics.cacheHits.increment() } else { metrics.cacheMisses.increment() }
+    metrics.cacheBytes.set(Double(cache.byteCount))
+    return card
+  }
+
+  /// A strong ETag for a card key.
+  func etag(for key: String) -> String {
+    var hasher = StableHash()
+    hasher.combine(catalogTag)
+    hasher.combine(key)
+    return "\"\(hasher.hex)\""
+  }
+}
+
+/// FNV-1a, 64-bit: stable across runs and machines (unlike `Hasher`), for ETags and the date seed.
+struct StableHash {
+  private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
+
+  mutating func combine(_ text: String) {
+    for byte in text.utf8 {
+      value ^= UInt64(byte)
+      value = value &* 0x100_0000_01b3
+    }
+    value ^= 0xFF
+    value = value &* 0x100_0000_01b3
+  }
+
+  var hex: String {
+    let digits = String(value, radix: 16)
+    return String(repeating: "0", count: 16 - digits.count) + digits
+  }
+}

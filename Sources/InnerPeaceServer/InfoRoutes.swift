@@ -1,0 +1,59 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import InnerPeace
+
+/// JSON about the catalog, health, metrics, the API description and the page.
+struct InfoRoutes<Renderer: CardRendering> {
+  let service: CardService<Renderer>
+
+  func add(to router: Router<BasicRequestContext>) {
+    router.get("/quotes") { _, _ in try json(service.catalog.quotes.indices.map(quoteObject)) }
+    router.get("/quotes/:index") { _, context in
+      let text = context.parameters.get("index") ?? ""
+      guard let index = Int(text), String(index) == text, service.catalog.quotes.indices.contains(index) else {
+        throw ServiceError(.notFound, parameter: "index", "no quote '\(text)': the catalog has \(service.catalog.quotes.count)")
+      }
+      return try json(quoteObject(index))
+    }
+    router.get("/healthz") { _, _ in
+      try json(["status": "ok", "quotes": service.catalog.quotes.count, "pictures": service.catalog.pictures.count])
+    }
+    router.get("/metrics") { _, _ in
+      Response(
+        status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
+        body: .init(byteBuffer: ByteBuffer(bytes: service.metrics.exposition())))
+    }
+    router.get("/openapi.yaml") { _, _ in
+      text(OpenAPIDocument.yaml, type: "application/yaml; charset=utf-8", cacheControl: "public, max-age=3600")
+    }
+    router.get("/") { _, _ in
+      text(WebPage.html, type: "text/html; charset=utf-8", cacheControl: "no-cache")
+    }
+  }
+
+  /// One quote as the API describes it: index, text, author, share message and stable image URL.
+  private func quoteObject(_ index: Int) -> [String: any Sendable] {
+    let quote = service.catalog.quotes[index]
+    let picture = service.catalog.pictures[index % service.catalog.pictures.count]
+    return [
+      "index": index, "text": quote.text, "author": quote.author, "shareMessage": quote.shareMessage,
+      "imageURL": "/cards/\(index).png?picture=\(percentEncoded(picture))&preset=og",
+    ]
+  }
+
+  private func json(_ value: Any) throws -> Response {
+    let data = try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes])
+    return Response(
+      status: .ok, headers: [.contentType: "application/json; charset=utf-8", .contentLength: String(data.count)],
+      body: .init(byteBuffer: ByteBuffer(bytes: data)))
+  }
+
+  private func text(_ body: String, type: String, cacheControl: String) -> Response {
+    let buffer = ByteBuffer(string: body)
+    return Response(
+      status: .ok,
+      headers: [.contentType: type, .contentLength: String(buffer.readableBytes), .cacheControl: cacheControl],
+      body: .init(byteBuffer: buffer))
+  }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// One structured log line and one metrics count per request, with the final status.
+struct RequestLogMiddleware: RouterMiddleware {
+  typealias Context = BasicRequestContext
+  let metrics: ServerMetrics
+
+  func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+    -> Response
+  {
+    let started = ContinuousClock.now
+    let response = try await next(request, context)
+    let elapsed = ContinuousClock.now - started
+    let route = context.endpointPath ?? "unmatched"
+    metrics.countRequest(route: route, status: response.status.code)
+    let milliseconds = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
+    context.logger.info(
+      "request",
+      metadata: [
+        "method": .string(request.method.rawValue), "path": .string(request.uri.path), "route": .string(route),
+        "status": .stringConvertible(response.status.code), "ms": .string(String(format: "%.1f", milliseconds)),
+        "bytes": .string(response.headers[.contentLength] ?? "-"),
+      ])
+    return response
+  }
+}
+
+/// Turns every error into a JSON response: service errors as they are, Hummingbird's 404 for an
+/// unknown route (405 with `Allow` when the path exists for GET), and anything else as a 500
+/// whose body says nothing of the cause (the cause goes to the log). Also refuses over-long URIs.
+struct JSONErrorMiddleware: RouterMiddleware {
+  typealias Context = BasicRequestContext
+  /// Paths (and path shapes) that exist for GET.
+  let knownPath: @Sendable (String) -> Bool
+
+  func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+    -> Response
+  {
+    do {
+      if request.uri.description.utf8.count > HTTPLimits.maximumURILength {
+        throw ServiceError(.uriTooLong, "the request URI is longer than \(HTTPLimits.maximumURILength) bytes")
+      }
+      return try await next(request, context)
+    } catch let error as ServiceError {
+      return try error.response(from: request, context: context)
+    } catch let error as HTTPError where error.status == .notFound {
+      if request.method != .get && knownPath(request.uri.path) {
+        var refusal = ServiceError(.methodNotAllowed, "only GET is allowed here")
+        refusal.headers[.allow] = "GET"
+        return try refusal.response(from: request, context: context)
+      }
+      return try ServiceError(.notFound, "no such endpoint: see /openapi.yaml").response(from: request, context: context)
+    } catch let error as HTTPError where (400..<500).contains(error.status.code) {
+      return try ServiceError(error.status, error.status.reasonPhrase).response(from: request, context: context)
+    } catch {
+      context.logger.error("request failed", metadata: ["error": .string(String(describing: error))])
+      return try ServiceError(.internalServerError, "internal error").response(from: request, context: context)
+    }
+  }
+}

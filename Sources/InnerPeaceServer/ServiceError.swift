@@ -1,0 +1,62 @@
+import Foundation
+import HTTPTypes
+public import Hummingbird
+import InnerPeace
+
+/// An error with an HTTP status and a public message, rendered as
+/// `{"error": {"parameter": ..., "message": ...}}`. Messages never carry paths or internals.
+public struct ServiceError: HTTPResponseError, Sendable {
+  public let status: HTTPResponse.Status
+  public let parameter: String?
+  public let message: String
+  public var headers: HTTPFields = [:]
+
+  public init(_ status: HTTPResponse.Status, parameter: String? = nil, _ message: String) {
+    self.status = status
+    self.parameter = parameter
+    self.message = message
+  }
+
+  static func badParameter(_ name: String, _ message: String) -> ServiceError {
+    ServiceError(.badRequest, parameter: name, message)
+  }
+
+  public func response(from request: Request, context: some RequestContext) throws -> Response {
+    var object: [String: String] = ["message": message]
+    if let parameter { object["parameter"] = parameter }
+    let data = try JSONSerialization.data(withJSONObject: ["error": object], options: [.sortedKeys, .withoutEscapingSlashes])
+    var fields = headers
+    fields[.contentType] = "application/json; charset=utf-8"
+    fields[.contentLength] = String(data.count)
+    fields[.cacheControl] = "no-store"
+    return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+  }
+
+  /// The one place renderer errors become HTTP errors. `parameter` names the query parameter
+  /// that carried the bad value, where there is one.
+  static func from(_ error: InnerPeaceError) -> ServiceError {
+    switch error {
+    case .quoteIndexOutOfRange(let index, let count):
+      return ServiceError(.notFound, parameter: "quote", "no quote \(index): the catalog has \(count) (0...\(count - 1))")
+    case .pictureUnknown(let name):
+      return ServiceError(.notFound, parameter: "picture", "no picture named '\(name)'")
+    case .pictureNameInvalid:
+      return ServiceError(.notFound, parameter: "picture", "no such picture: a picture is named by its catalog file name")
+    case .textInvalid(let reason):
+      return .badParameter("text", "invalid text: \(reason)")
+    case .authorInvalid(let reason):
+      return .badParameter("author", "invalid author: \(reason)")
+    case .presetUnknown:
+      return .badParameter("preset", error.description)
+    case .sizeInvalid(let reason):
+      return .badParameter("w", "invalid size: \(reason)")
+    case .formatUnknown:
+      return .badParameter("format", error.description)
+    case .optionsConflict(let reason):
+      return .badParameter("format", reason)
+    case .catalogUnreadable, .catalogMalformed, .catalogInvalid, .pictureMissing, .pictureUndecodable,
+      .fontsUnavailable, .renderFailed:
+      return ServiceError(.internalServerError, "the card could not be rendered")
+    }
+  }
+}
