@@ -11,7 +11,8 @@ PACKAGES=(
   fonts-noto-cjk fonts-noto-color-emoji             # fallback: Chinese, Japanese, Korean, colour emoji
 )
 if [ "${1:-}" = "--with-test-tools" ]; then
-  PACKAGES+=(python3)
+  # The page's browser test: Debian's Chromium, driven over DevTools by Debian's python3.
+  PACKAGES+=(chromium python3 python3-websocket)
 fi
 
 missing=()

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Every test: install missing system packages, check formatting, build, run the Swift test suites
-# (core and the built CLI end to end).
+# Every test: install missing system packages (and the browser-test tools), check formatting,
+# build, run the Swift test suites (core, server, the built CLI end to end), then load the web page
+# in headless Chromium against the running server.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps.sh
+bash scripts/install-deps.sh --with-test-tools
 if swift format --version >/dev/null 2>&1; then
   swift format lint --strict --recursive Package.swift Sources Tests
 fi
 swift build --build-tests
 swift test --skip-build
+/usr/bin/python3 Tests/browser/page_test.py --binary .build/debug/innerpeace

@@ -1,0 +1,555 @@
+#!/usr/bin/env python3
+"""The page at `/` in a real browser: headless Chromium driven over the DevTools protocol.
+
+Starts `innerpeace serve` on a free loopback port and Debian's `chromium`, opens the page at a
+1200 x 630 window, and checks that a card loads at the `og` preset, that a click, the space bar
+and Enter bring new cards, that Tab reaches the Share button, and that Share copies the share
+message (headless Chromium has no Web Share API) without bringing a new card.
+
+        python3 Tests/browser/page_test.py --binary .build/debug/innerpeace
+
+Needs Python 3.8+, `websocket-client` (pip) and `chromium` or `chromium-browser` on PATH.
+Prints one line per check and ends with `N passed, M failed`; exits 1 if any check failed.
+"""
+
+import argparse
+import collections
+import json
+import os
+import queue
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+try:
+    import websocket  # websocket-client
+except ImportError:
+    print("page_test: needs websocket-client: pip install websocket-client", file=sys.stderr)
+    print("0 passed, 1 failed")
+    sys.exit(1)
+
+BUDGET_SECONDS = 48.0  # the whole test before clean-up; clean-up is bounded on its own
+WINDOW = (1200, 630)  # og's aspect (1.9), so the page must pick `og`
+OG_SIZE = (1200, 630)
+
+
+class Deadline:
+    def __init__(self, seconds):
+        self.end = time.monotonic() + seconds
+
+    def left(self, cap):
+        """At most `cap` seconds, and never past the overall deadline."""
+        return max(0.0, min(cap, self.end - time.monotonic()))
+
+
+class Results:
+    def __init__(self):
+        self.passed = 0
+        self.failed = 0
+
+    def check(self, name, ok, detail=""):
+        if ok:
+            self.passed += 1
+            print("ok   - %s" % name, flush=True)
+        else:
+            self.failed += 1
+            print("FAIL - %s%s" % (name, ": " + detail if detail else ""), flush=True)
+        return ok
+
+    def info(self, text):
+        print("info - %s" % text, flush=True)
+
+
+class LineReader(threading.Thread):
+    """Drains a child's pipe (so it never blocks on a full pipe) and keeps its recent lines."""
+
+    def __init__(self, stream):
+        super().__init__(daemon=True)
+        self.stream = stream
+        self.lines = queue.Queue()
+        self.tail = collections.deque(maxlen=40)
+
+    def run(self):
+        try:
+            for raw in iter(self.stream.readline, b""):
+                line = raw.decode("utf-8", "replace").rstrip("\r\n")
+                self.tail.append(line)
+                self.lines.put(line)
+        except (OSError, ValueError):
+            pass
+        self.lines.put(None)
+
+    def wait_for(self, pattern, timeout):
+        """The first match of `pattern` in a line read within `timeout` seconds, or None."""
+        end = time.monotonic() + timeout
+        while True:
+            left = end - time.monotonic()
+            if left <= 0:
+                return None
+            try:
+                line = self.lines.get(timeout=left)
+            except queue.Empty:
+                return None
+            if line is None:  # the child closed its output (it exited)
+                return None
+            match = re.search(pattern, line)
+            if match:
+                return match
+
+
+class CDPError(Exception):
+    pass
+
+
+class CDP:
+    """A minimal DevTools protocol client on the browser's websocket, with one flattened session."""
+
+    def __init__(self, url, timeout):
+        self.ws = websocket.create_connection(url, timeout=timeout, suppress_origin=True)
+        self.next_id = 0
+        self.session = None
+        self.log = collections.deque(maxlen=30)  # page errors and console messages, shown on failure
+
+    def close(self):
+        try:
+            self.ws.close()
+        except Exception:  # noqa: BLE001 - closing anyway
+            pass
+
+    def call(self, method, params=None, timeout=10.0, browser=False):
+        self.next_id += 1
+        ident = self.next_id
+        message = {"id": ident, "method": method, "params": params or {}}
+        if self.session and not browser:
+            message["sessionId"] = self.session
+        self.ws.send(json.dumps(message))
+        end = time.monotonic() + timeout
+        while True:
+            left = end - time.monotonic()
+            if left <= 0:
+                raise CDPError("%s: no answer in %.0f s" % (method, timeout))
+            self.ws.settimeout(left)
+            try:
+                data = json.loads(self.ws.recv())
+            except websocket.WebSocketTimeoutException:
+                raise CDPError("%s: no answer in %.0f s" % (method, timeout)) from None
+            if data.get("id") == ident:
+                if "error" in data:
+                    raise CDPError("%s: %s" % (method, data["error"].get("message", data["error"])))
+                return data.get("result", {})
+            self.note_event(data)
+
+    def note_event(self, data):
+        method = data.get("method")
+        params = data.get("params", {})
+        if method == "Runtime.exceptionThrown":
+            details = params.get("exceptionDetails", {})
+            text = details.get("exception", {}).get("description") or details.get("text", "")
+            self.log.append("page exception: %s" % text)
+        elif method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "warning"):
+            args = " ".join(str(a.get("value", a.get("description", ""))) for a in params.get("args", []))
+            self.log.append("console.%s: %s" % (params.get("type"), args))
+        elif method == "Log.entryAdded":
+            entry = params.get("entry", {})
+            if entry.get("level") in ("error", "warning"):
+                self.log.append("log %s: %s %s" % (entry.get("level"), entry.get("text", ""), entry.get("url", "")))
+
+    def evaluate(self, expression, timeout=5.0):
+        result = self.call(
+            "Runtime.evaluate",
+            {"expression": expression, "returnByValue": True, "awaitPromise": True},
+            timeout=timeout,
+        )
+        if "exceptionDetails" in result:
+            details = result["exceptionDetails"]
+            text = details.get("exception", {}).get("description") or details.get("text", "")
+            raise CDPError("evaluate: %s" % text)
+        return result.get("result", {}).get("value")
+
+    def wait_until(self, predicate, timeout):
+        """Polls the page's state until `predicate(state)` holds; returns (ok, last state)."""
+        end = time.monotonic() + timeout
+        state = {}
+        while True:
+            try:
+                state = self.evaluate(STATE_JS)
+            except CDPError as error:  # e.g. between two documents while navigating: ask again
+                state = dict(state, error=str(error))
+            else:
+                if predicate(state):
+                    return True, state
+            if time.monotonic() >= end:
+                return False, state
+            time.sleep(0.1)
+
+    def click(self, x, y):
+        """A real left click: the browser's own input pipeline, not a synthetic DOM event."""
+        base = {"x": x, "y": y, "button": "left", "clickCount": 1}
+        self.call("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y})
+        self.call("Input.dispatchMouseEvent", dict(base, type="mousePressed", buttons=1))
+        self.call("Input.dispatchMouseEvent", dict(base, type="mouseReleased", buttons=0))
+
+    def press(self, key, code, key_code, text=None):
+        down = {
+            "type": "keyDown" if text else "rawKeyDown",
+            "key": key,
+            "code": code,
+            "windowsVirtualKeyCode": key_code,
+            "nativeVirtualKeyCode": key_code,
+        }
+        if text:
+            down["text"] = text
+            down["unmodifiedText"] = text
+        self.call("Input.dispatchKeyEvent", down)
+        up = {k: v for k, v in down.items() if k not in ("text", "unmodifiedText")}
+        up["type"] = "keyUp"
+        self.call("Input.dispatchKeyEvent", up)
+
+
+# Everything the checks look at, in one round trip. The page is found by role, not by id.
+STATE_JS = r"""
+(() => {
+    const img = document.querySelector('img');
+    const card = document.querySelector('[role="button"][tabindex="0"]');
+    const live = document.querySelector('[aria-live]');
+    const share = Array.from(document.querySelectorAll('button')).find(b => /share/i.test(b.textContent));
+    const p = window.innerpeace || {};
+    const rect = img ? img.getBoundingClientRect() : null;
+    const root = document.documentElement || {scrollWidth: 0, scrollHeight: 0};
+    return {
+        complete: !!img && img.complete,
+        naturalWidth: img ? img.naturalWidth : 0,
+        naturalHeight: img ? img.naturalHeight : 0,
+        src: img ? img.src : '',
+        alt: img ? img.alt : '',
+        quoteIndex: img ? img.getAttribute('data-quote-index') : null,
+        objectFit: img ? getComputedStyle(img).objectFit : '',
+        imgRect: rect ? [rect.left, rect.top, rect.width, rect.height] : null,
+        loads: typeof p.loads === 'number' ? p.loads : 0,
+        preset: p.preset || '',
+        shareMessage: p.shareMessage || '',
+        innerWidth: window.innerWidth,
+        innerHeight: window.innerHeight,
+        scrollWidth: root.scrollWidth,
+        scrollHeight: root.scrollHeight,
+        liveText: live ? live.textContent.trim() : null,
+        cardFocused: !!card && document.activeElement === card,
+        shareFocused: !!share && document.activeElement === share,
+        activeElement: document.activeElement ? document.activeElement.outerHTML.slice(0, 80) : '',
+    };
+})()
+"""
+
+FOCUS_CARD_JS = r"""
+(() => {
+    const card = document.querySelector('[role="button"][tabindex="0"]');
+    card.focus();
+    return document.activeElement === card;
+})()
+"""
+
+FOCUS_SHARE_JS = r"""
+(() => {
+    const share = Array.from(document.querySelectorAll('button')).find(b => /share/i.test(b.textContent));
+    share.focus();
+    return document.activeElement === share;
+})()
+"""
+
+SHARE_CENTRE_JS = r"""
+(() => {
+    const share = Array.from(document.querySelectorAll('button')).find(b => /share/i.test(b.textContent));
+    const r = share.getBoundingClientRect();
+    return [r.left + r.width / 2, r.top + r.height / 2];
+})()
+"""
+
+CLEAR_LIVE_JS = r"""
+(() => { document.querySelector('[aria-live]').textContent = ''; return true; })()
+"""
+
+READ_CLIPBOARD_JS = r"""
+navigator.clipboard.readText().then(t => ({ok: true, text: t}), e => ({ok: false, text: String(e)}))
+"""
+
+
+def describe(state):
+    keys = ("loads", "preset", "complete", "naturalWidth", "naturalHeight", "alt", "liveText", "src", "error")
+    return ", ".join("%s=%r" % (k, (state or {}).get(k)) for k in keys)
+
+
+def find_chromium():
+    for name in ("chromium", "chromium-browser"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def stop(process, group, grace):
+    """SIGTERM, then SIGKILL after `grace` seconds: a process we started, or the group we made for it."""
+    if process is None:
+        return
+
+    def send(sig):
+        try:
+            if group:
+                os.killpg(process.pid, sig)  # the session made for it by start_new_session
+            elif process.poll() is None:
+                process.send_signal(sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    if process.poll() is None:
+        send(signal.SIGTERM)
+        try:
+            process.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            pass
+    send(signal.SIGKILL)  # the process if it is still there, and any helper left in its group
+    try:
+        process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def run(args, results, deadline, children):
+    binary = os.path.abspath(args.binary)
+    if not (os.path.isfile(binary) and os.access(binary, os.X_OK)):
+        results.check("the server binary exists", False, "%s is not an executable file" % binary)
+        return
+
+    # 1. The server, on a free loopback port.
+    server = subprocess.Popen(
+        [binary, "serve", "--host", "127.0.0.1", "--port", "0"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    children["server"] = server
+    server_out = children["server_out"] = LineReader(server.stdout)
+    server_out.start()
+    match = server_out.wait_for(r"listening on http://127\.0\.0\.1:(\d+)", deadline.left(30))
+    if not results.check("the server starts and names its port", match is not None, "no 'listening on' line"):
+        return
+    base = "http://127.0.0.1:%s" % match.group(1)
+
+    # The page itself, over plain HTTP.
+    try:
+        with urllib.request.urlopen(base + "/", timeout=deadline.left(10)) as response:
+            status = response.status
+            content_type = response.headers.get("Content-Type", "")
+            html = response.read().decode("utf-8", "replace")
+    except Exception as error:  # noqa: BLE001 - reported as a failed check
+        status, content_type, html = None, "", str(error)
+    results.check(
+        "GET / is 200 text/html, lang en, titled Inner Peace",
+        status == 200
+        and content_type.startswith("text/html")
+        and "<title>Inner Peace</title>" in html
+        and '<html lang="en"' in html,
+        "status %r, content type %r" % (status, content_type),
+    )
+    external = re.findall(r"""(?:src|href)\s*=\s*["']?\s*(?:https?:)?//[^"'\s>]*""", html)
+    results.check("the page loads nothing from elsewhere", not external, ", ".join(external[:3]))
+
+    # 2. Chromium, headless, with DevTools on a free port.
+    chromium = find_chromium()
+    if not results.check("chromium is on PATH", chromium is not None, "apt-get install -y chromium"):
+        return
+    profile = children["profile"] = tempfile.mkdtemp(prefix="innerpeace-chromium-")
+    browser = children["browser"] = subprocess.Popen(
+        [
+            chromium,
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--remote-debugging-port=0",
+            "--user-data-dir=" + profile,
+            "--window-size=%d,%d" % WINDOW,
+            "about:blank",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # its own process group, so its helpers are stopped with it
+    )
+    browser_err = children["browser_err"] = LineReader(browser.stderr)
+    browser_err.start()
+    match = browser_err.wait_for(r"DevTools listening on (ws://\S+)", deadline.left(20))
+    if not results.check("chromium starts with DevTools", match is not None, "no 'DevTools listening' line"):
+        return
+
+    cdp = children["cdp"] = CDP(match.group(1), timeout=max(1.0, deadline.left(10)))
+    target = cdp.call("Target.createTarget", {"url": "about:blank"}, browser=True)["targetId"]
+    attached = cdp.call("Target.attachToTarget", {"targetId": target, "flatten": True}, browser=True)
+    cdp.session = attached["sessionId"]
+    for method in ("Page.enable", "Runtime.enable", "Log.enable"):
+        cdp.call(method)
+    cdp.call(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": WINDOW[0], "height": WINDOW[1], "deviceScaleFactor": 1, "mobile": False},
+    )
+    cdp.call("Emulation.setFocusEmulationEnabled", {"enabled": True})  # a focused page, for the clipboard
+    try:
+        cdp.call(
+            "Browser.grantPermissions",
+            {"origin": base, "permissions": ["clipboardReadWrite", "clipboardSanitizedWrite"]},
+            browser=True,
+        )
+    except CDPError as error:
+        results.info("clipboard permission not granted (%s); the page's execCommand fallback must copy" % error)
+
+    # 3. The first card.
+    cdp.call("Page.navigate", {"url": base + "/"})
+    ok, state = cdp.wait_until(
+        lambda s: s["complete"] and s["naturalWidth"] > 0 and s["loads"] >= 1, deadline.left(20)
+    )
+    if not results.check("the first card loads", ok, describe(state)):
+        return
+    width, height = state["innerWidth"], state["innerHeight"]
+    results.check(
+        "the card is %dx%d (og)" % OG_SIZE,
+        (state["naturalWidth"], state["naturalHeight"]) == OG_SIZE,
+        "%dx%d in a %dx%d window" % (state["naturalWidth"], state["naturalHeight"], width, height),
+    )
+    results.check("the preset is og", state["preset"] == "og", "preset %r" % state["preset"])
+    results.check(
+        "the alt text is the share message, with an em dash",
+        state["alt"] != "" and " \u2014 " in state["alt"] and state["alt"] == state["shareMessage"],
+        "alt %r, shareMessage %r" % (state["alt"], state["shareMessage"]),
+    )
+    results.check(
+        "data-quote-index is an integer",
+        re.fullmatch(r"\d+", state["quoteIndex"] or "") is not None,
+        "data-quote-index %r" % state["quoteIndex"],
+    )
+    results.check(
+        "the card fills the window, contained, without scrollbars",
+        state["imgRect"] == [0, 0, width, height]
+        and state["objectFit"] == "contain"
+        and state["scrollWidth"] <= width
+        and state["scrollHeight"] <= height,
+        "img at %r, object-fit %r, scroll size %dx%d in %dx%d"
+        % (state["imgRect"], state["objectFit"], state["scrollWidth"], state["scrollHeight"], width, height),
+    )
+
+    # 4. A click on the card, then the space bar, then Enter: each brings a new card.
+    first_src = state["src"]
+    cdp.click(width / 2, height / 2)
+    ok, state = cdp.wait_until(lambda s: s["loads"] >= 2 and s["complete"], deadline.left(20))
+    results.check("a click brings a new card", ok, describe(state))
+    results.check(
+        "the new card has a new blob URL",
+        state["src"].startswith("blob:") and state["src"] != first_src,
+        "src %r, was %r" % (state["src"], first_src),
+    )
+    results.check(
+        "the new card shows, with alt text", state["alt"] != "" and state["naturalWidth"] > 0, describe(state)
+    )
+
+    before = state["loads"]
+    focused = cdp.evaluate(FOCUS_CARD_JS)
+    cdp.press(" ", "Space", 32, text=" ")
+    ok, state = cdp.wait_until(lambda s: s["loads"] >= max(3, before + 1) and s["complete"], deadline.left(20))
+    results.check(
+        "the space bar brings a new card", focused and ok, "card focused %r; %s" % (focused, describe(state))
+    )
+
+    before = state["loads"]
+    cdp.evaluate(FOCUS_CARD_JS)
+    cdp.press("Enter", "Enter", 13, text="\r")
+    ok, state = cdp.wait_until(lambda s: s["loads"] > before and s["complete"], deadline.left(20))
+    results.check("Enter on the focused card brings a new card", ok, describe(state))
+
+    # Tab from the card reaches the Share button.
+    cdp.evaluate(FOCUS_CARD_JS)
+    cdp.press("Tab", "Tab", 9)
+    ok, state = cdp.wait_until(lambda s: s["shareFocused"], deadline.left(3))
+    results.check("Tab from the card reaches the Share button", ok, "focused: %r" % state["activeElement"])
+
+    # 5. Share: headless Chromium has no Web Share API, so the page copies and says so.
+    loads_before = state["loads"]
+    cdp.evaluate(CLEAR_LIVE_JS)
+    x, y = cdp.evaluate(SHARE_CENTRE_JS)
+    cdp.click(x, y)
+    ok, state = cdp.wait_until(lambda s: s["liveText"] == "Copied", deadline.left(5))
+    results.check("a click on Share says Copied in the live region", ok, "live region %r" % state["liveText"])
+    time.sleep(deadline.left(0.5))
+    state = cdp.evaluate(STATE_JS)
+    results.check(
+        "Share does not bring a new card",
+        state["loads"] == loads_before,
+        "loads %d -> %d" % (loads_before, state["loads"]),
+    )
+    clip = cdp.evaluate(READ_CLIPBOARD_JS)
+    if clip and clip.get("ok"):
+        results.check(
+            "the clipboard holds the share message and the card's absolute URL",
+            state["shareMessage"] != "" and clip["text"].startswith(state["shareMessage"] + " " + base + "/"),
+            "clipboard %r" % clip["text"],
+        )
+    else:
+        results.info("the clipboard is not readable here (%s); its content is not checked" % (clip or {}).get("text"))
+
+    # The Share button from the keyboard: Enter while it has focus.
+    cdp.evaluate(CLEAR_LIVE_JS)
+    focused = cdp.evaluate(FOCUS_SHARE_JS)
+    cdp.press("Enter", "Enter", 13, text="\r")
+    ok, state = cdp.wait_until(lambda s: s["liveText"] == "Copied", deadline.left(5))
+    time.sleep(deadline.left(0.3))
+    state = cdp.evaluate(STATE_JS)
+    results.check(
+        "Enter on the Share button copies, without a new card",
+        focused and ok and state["loads"] == loads_before,
+        "focused %r, live region %r, loads %d -> %d" % (focused, state["liveText"], loads_before, state["loads"]),
+    )
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--binary", required=True, help="the innerpeace executable, e.g. .build/debug/innerpeace")
+    args = parser.parse_args()
+
+    results = Results()
+    deadline = Deadline(BUDGET_SECONDS)
+    children = {}
+    try:
+        run(args, results, deadline, children)
+    except Exception as error:  # noqa: BLE001 - any surprise is one failed check, with its context
+        results.check("the test runs to the end", False, "%s: %s" % (type(error).__name__, error))
+    finally:
+        cdp = children.get("cdp")
+        if results.failed:
+            for line in list(cdp.log) if cdp else []:
+                print("  browser: %s" % line)
+            for line in list(children["server_out"].tail) if "server_out" in children else []:
+                print("  server: %s" % line)
+        if cdp:
+            try:
+                cdp.call("Browser.close", browser=True, timeout=3)
+            except Exception:  # noqa: BLE001 - it is stopped below anyway
+                pass
+            cdp.close()
+        stop(children.get("browser"), group=True, grace=5)
+        stop(children.get("server"), group=False, grace=10)
+        if "profile" in children:
+            shutil.rmtree(children["profile"], ignore_errors=True)
+    print("%d passed, %d failed" % (results.passed, results.failed))
+    return 1 if results.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

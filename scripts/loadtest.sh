@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Load test of `innerpeace serve` on loopback with wrk (Debian's package). Bounded: every wrk run
+# has a fixed duration, and the server is stopped at the end.
+#
+#   bash scripts/loadtest.sh            # release build, 20 s per scenario
+#   DURATION=10 bash scripts/loadtest.sh
+#
+# Scenarios:
+#   1. cached:    GET /cards/0.png (one card, served from memory), 64 connections
+#   2. uncached:  GET /random.png with a new seed each request and --cache-mb 0, 4 connections
+#   3. overload:  the same at 64 connections: the admission limit answers 503 fast
+# It prints wrk's summary and latency percentiles for each, the status counts, and the server's
+# peak RSS (from /proc/PID/status VmHWM).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DURATION=${DURATION:-20}
+PORT=${PORT:-18181}
+command -v wrk >/dev/null || { echo "loadtest: install wrk (apt-get install wrk)" >&2; exit 1; }
+swift build -c release --product innerpeace >/dev/null
+BIN=.build/release/innerpeace
+WORK=$(mktemp -d)
+trap 'kill $SERVER 2>/dev/null || true; wait $SERVER 2>/dev/null || true; rm -rf "$WORK"' EXIT
+
+cat > "$WORK/report.lua" <<'LUA'
+-- Counts statuses, and prints latency percentiles.
+local counts = {}
+local threads = {}
+function setup(thread) table.insert(threads, thread) end
+function init(args) statuses = {} end
+function response(status, headers, body)
+  statuses[status] = (statuses[status] or 0) + 1
+end
+function done(summary, latency, requests)
+  for _, t in ipairs(threads) do
+    local s = t:get("statuses")
+    for code, n in pairs(s) do counts[code] = (counts[code] or 0) + n end
+  end
+  local parts = {}
+  for code, n in pairs(counts) do table.insert(parts, code .. "=" .. n) end
+  table.sort(parts)
+  io.write(string.format("statuses: %s\n", table.concat(parts, " ")))
+  io.write(string.format("requests/s: %.1f  p50: %.1f ms  p90: %.1f ms  p99: %.1f ms  max: %.1f ms\n",
+    summary.requests / (summary.duration / 1e6), latency:percentile(50) / 1000, latency:percentile(90) / 1000,
+    latency:percentile(99) / 1000, latency.max / 1000))
+end
+LUA
+cat > "$WORK/random.lua" <<'LUA'
+-- A new seed for every request, so every request is a new card.
+counter = 0
+request = function()
+  counter = counter + 1
+  return wrk.format("GET", "/random.png?seed=" .. math.random(1, 2^31) .. counter)
+end
+LUA
+cat "$WORK/report.lua" >> "$WORK/random.lua"
+
+start_server() {
+  "$BIN" serve --port "$PORT" "$@" 2>"$WORK/server.log" &
+  SERVER=$!
+  for _ in $(seq 1 100); do
+    curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  echo "loadtest: the server did not start" >&2; cat "$WORK/server.log" >&2; exit 1
+}
+stop_server() {
+  echo "peak RSS: $(awk '/VmHWM/ {printf "%.0f MB", $2 / 1024}' /proc/$SERVER/status)"
+  kill -TERM $SERVER; wait $SERVER || true
+}
+
+echo "== 1. cached /cards/0.png, 64 connections, ${DURATION}s"
+start_server
+curl -fsS -o /dev/null "http://127.0.0.1:$PORT/cards/0.png"
+wrk -t2 -c64 -d"${DURATION}s" --latency -s "$WORK/report.lua" "http://127.0.0.1:$PORT/cards/0.png"
+stop_server
+
+echo "== 2. uncached random og PNG cards, 4 connections, --cache-mb 0, ${DURATION}s"
+start_server --cache-mb 0
+wrk -t2 -c4 -d"${DURATION}s" --latency -s "$WORK/random.lua" "http://127.0.0.1:$PORT"
+stop_server
+
+echo "== 3. overload: uncached random cards, 64 connections, --cache-mb 0, ${DURATION}s"
+start_server --cache-mb 0
+wrk -t2 -c64 -d"${DURATION}s" --latency -s "$WORK/random.lua" "http://127.0.0.1:$PORT"
+stop_server
