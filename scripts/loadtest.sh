@@ -6,7 +6,8 @@
 #   DURATION=10 bash scripts/loadtest.sh
 #
 # Scenarios:
-#   1. cached:    GET /cards/0.png (one card, served from memory), 64 connections
+#   1. cached:    GET /cards/0.jpg?w=400&h=210 (small), /cards/0.png (og, ~0.9 MB) and the same
+#                 with If-None-Match (304, what a CDN sends to revalidate), 64 connections
 #   2. uncached:  GET /random.png with a new seed each request and --cache-mb 0, 4 connections
 #   3. overload:  the same at 64 connections: the admission limit answers 503 fast
 # It prints wrk's summary and latency percentiles for each, the status counts, and the server's
@@ -68,10 +69,19 @@ stop_server() {
   kill -TERM $SERVER; wait $SERVER || true
 }
 
-echo "== 1. cached /cards/0.png, 64 connections, ${DURATION}s"
+echo "== 1a. cached small card /cards/0.jpg?w=400&h=210 (~25 KB), 64 connections, ${DURATION}s"
 start_server
+SMALL="http://127.0.0.1:$PORT/cards/0.jpg?w=400&h=210"
+curl -fsS -o /dev/null "$SMALL"
+wrk -t2 -c64 -d"${DURATION}s" --latency -s "$WORK/report.lua" "$SMALL"
+
+echo "== 1b. cached og card /cards/0.png (~0.9 MB), 64 connections, ${DURATION}s"
 curl -fsS -o /dev/null "http://127.0.0.1:$PORT/cards/0.png"
 wrk -t2 -c64 -d"${DURATION}s" --latency -s "$WORK/report.lua" "http://127.0.0.1:$PORT/cards/0.png"
+
+echo "== 1c. CDN revalidation: /cards/0.png with If-None-Match (304), 64 connections, ${DURATION}s"
+ETAG=$(curl -fsS -o /dev/null -D - "http://127.0.0.1:$PORT/cards/0.png" | awk 'tolower($1) == "etag:" {print $2}' | tr -d '\r')
+wrk -t2 -c64 -d"${DURATION}s" --latency -s "$WORK/report.lua" -H "If-None-Match: $ETAG" "http://127.0.0.1:$PORT/cards/0.png"
 stop_server
 
 echo "== 2. uncached random og PNG cards, 4 connections, --cache-mb 0, ${DURATION}s"

@@ -64,7 +64,8 @@ struct ServeCommand: AsyncParsableCommand {
 
     LoggingSystem.bootstrap { label in
       var handler = StreamLogHandler.standardError(label: label)
-      handler.logLevel = ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .info
+      handler.logLevel =
+        ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .info
       return handler
     }
     let logger = Logger(label: "innerpeace")

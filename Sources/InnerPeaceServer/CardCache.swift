@@ -1,11 +1,10 @@
-import InnerPeace
 import Synchronization
 
 /// Rendered cards in memory, least recently used out first, bounded by bytes; and the renders in
 /// flight, so identical requests that arrive together render once.
 final class CardCache: Sendable {
   struct Entry: Sendable {
-    let card: RenderedCard
+    let card: ServedCard
     var lastUse: UInt64
   }
 
@@ -13,7 +12,7 @@ final class CardCache: Sendable {
     var entries: [String: Entry] = [:]
     var bytes = 0
     var clock: UInt64 = 0
-    var inFlight: [String: Task<RenderedCard, any Error>] = [:]
+    var inFlight: [String: Task<ServedCard, any Error>] = [:]
   }
 
   let capacityBytes: Int
@@ -24,7 +23,7 @@ final class CardCache: Sendable {
   var byteCount: Int { state.withLock { $0.bytes } }
   var count: Int { state.withLock { $0.entries.count } }
 
-  func card(for key: String) -> RenderedCard? {
+  func card(for key: String) -> ServedCard? {
     state.withLock { state in
       guard var entry = state.entries[key] else { return nil }
       state.clock += 1
@@ -34,18 +33,18 @@ final class CardCache: Sendable {
     }
   }
 
-  func store(_ card: RenderedCard, for key: String) {
-    let size = card.bytes.count + key.utf8.count
+  func store(_ card: ServedCard, for key: String) {
+    let size = card.byteCount + key.utf8.count
     guard size <= capacityBytes else { return }
     state.withLock { state in
       state.clock += 1
       if let old = state.entries.updateValue(Entry(card: card, lastUse: state.clock), forKey: key) {
-        state.bytes -= old.card.bytes.count + key.utf8.count
+        state.bytes -= old.card.byteCount + key.utf8.count
       }
       state.bytes += size
       while state.bytes > capacityBytes, let oldest = state.entries.min(by: { $0.value.lastUse < $1.value.lastUse }) {
         state.entries[oldest.key] = nil
-        state.bytes -= oldest.value.card.bytes.count + oldest.key.utf8.count
+        state.bytes -= oldest.value.card.byteCount + oldest.key.utf8.count
       }
     }
   }
@@ -56,9 +55,9 @@ final class CardCache: Sendable {
   /// The cached card for `key`, or the result of an identical render already in flight, or a new
   /// render made by `render` (which is called only when neither exists).
   func card(
-    for key: String, render: @escaping @Sendable () async throws -> RenderedCard
-  ) async throws -> (RenderedCard, Source) {
-    enum Plan { case cached(RenderedCard), join(Task<RenderedCard, any Error>), lead(Task<RenderedCard, any Error>) }
+    for key: String, render: @escaping @Sendable () async throws -> ServedCard
+  ) async throws -> (ServedCard, Source) {
+    enum Plan { case cached(ServedCard), join(Task<ServedCard, any Error>), lead(Task<ServedCard, any Error>) }
     let plan = state.withLock { state -> Plan in
       if var entry = state.entries[key] {
         state.clock += 1

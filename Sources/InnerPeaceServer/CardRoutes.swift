@@ -76,7 +76,8 @@ struct CardRoutes<Renderer: CardRendering> {
     guard text.count <= Limits.maximumTextCharacters, text.utf8.count <= Limits.maximumTextBytes else {
       throw ServiceError(
         .contentTooLarge, parameter: "text",
-        "text is \(text.count) characters; the limit is \(Limits.maximumTextCharacters) (and \(Limits.maximumTextBytes) bytes)")
+        "text is \(text.count) characters; the limit is \(Limits.maximumTextCharacters) (and \(Limits.maximumTextBytes) bytes)"
+      )
     }
     let author = query["author"] ?? ""
     let picture = try pictureParameter(query)
@@ -122,7 +123,7 @@ struct CardRoutes<Renderer: CardRendering> {
     "quote|\(quote)|\(picture)|\(options.key)"
   }
 
-  private func catalogCard(quote: Int, picture: String, options: CardOptions) async throws -> (RenderedCard, String) {
+  private func catalogCard(quote: Int, picture: String, options: CardOptions) async throws -> (ServedCard, String) {
     let key = catalogKey(quote: quote, picture: picture, options: options)
     let request = CardRequest(
       preset: options.preset, quote: .index(quote), picture: .named(picture), seed: 0, format: options.format,
@@ -142,17 +143,19 @@ struct CardRoutes<Renderer: CardRendering> {
   private func notModified(_ request: Request, etag: String, cacheControl: String) -> Response? {
     guard let header = request.headers[.ifNoneMatch] else { return nil }
     let tags = header.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-    let matches = tags.contains("*") || tags.contains { tag in
-      (tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag) == etag
-    }
+    let matches =
+      tags.contains("*")
+      || tags.contains { tag in
+        (tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag) == etag
+      }
     guard matches else { return nil }
     return Response(status: .notModified, headers: [.eTag: etag, .cacheControl: cacheControl])
   }
 
-  private func cardHeaders(_ card: RenderedCard) -> HTTPFields {
+  private func cardHeaders(_ card: ServedCard) -> HTTPFields {
     var headers: HTTPFields = [:]
     headers[.contentType] = card.format.mediaType
-    headers[.contentLength] = String(card.bytes.count)
+    headers[.contentLength] = String(card.byteCount)
     if let index = card.quoteIndex { headers[.quoteIndex] = String(index) }
     if let picture = card.picture { headers[.picture] = picture }
     headers[.fontSize] = String(card.fontSize)
@@ -161,8 +164,8 @@ struct CardRoutes<Renderer: CardRendering> {
     return headers
   }
 
-  private func response(_ card: RenderedCard, headers: HTTPFields) -> Response {
-    Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: card.bytes)))
+  private func response(_ card: ServedCard, headers: HTTPFields) -> Response {
+    Response(status: .ok, headers: headers, body: .init(byteBuffer: card.body))
   }
 }
 
@@ -262,7 +265,8 @@ func percentEncoded(_ text: String) -> String {
   var result = ""
   for byte in text.utf8 {
     switch byte {
-    case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+    case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+      UInt8(ascii: "0")...UInt8(ascii: "9"),
       UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
       result.unicodeScalars.append(Unicode.Scalar(byte))
     default:

@@ -39,7 +39,7 @@ public final class CardService<Renderer: CardRendering>: Sendable {
   /// rendered on the pool.
   /// - Throws: ``ServiceError``: 503 when the pool is full, 4xx for a bad request, 500 (with a
   ///   public message) when the render fails.
-  func card(for request: CardRequest, key: String) async throws -> RenderedCard {
+  func card(for request: CardRequest, key: String) async throws -> ServedCard {
     let (card, source) = try await cache.card(for: key) { [self] in
       guard let admission = pool.admit() else {
         metrics.rejected.increment()
@@ -63,7 +63,7 @@ public final class CardService<Renderer: CardRendering>: Sendable {
       switch result {
       case .success(let card):
         guard !card.bytes.isEmpty else { throw ServiceError(.internalServerError, "the card could not be rendered") }
-        return card
+        return ServedCard(card)
       case .failure(let error):
         throw ServiceError.from(error)
       }
@@ -80,6 +80,30 @@ public final class CardService<Renderer: CardRendering>: Sendable {
     hasher.combine(key)
     return "\"\(hasher.hex)\""
   }
+}
+
+/// A rendered card as the service keeps and sends it: the bytes already in a `ByteBuffer` (shared,
+/// not copied, by every response that sends them) and the facts the headers need.
+struct ServedCard: Sendable {
+  let body: ByteBuffer
+  let format: ImageFormat
+  let quoteIndex: Int?
+  let picture: String?
+  let fontSize: Int
+  let truncated: Bool
+  let shareMessage: String
+
+  init(_ card: RenderedCard) {
+    body = ByteBuffer(bytes: card.bytes)
+    format = card.format
+    quoteIndex = card.quoteIndex
+    picture = card.picture
+    fontSize = card.fontSize
+    truncated = card.truncated
+    shareMessage = card.shareMessage
+  }
+
+  var byteCount: Int { body.readableBytes }
 }
 
 /// FNV-1a, 64-bit: stable across runs and machines (unlike `Hasher`), for ETags and the date seed.

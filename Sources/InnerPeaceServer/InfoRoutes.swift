@@ -12,7 +12,8 @@ struct InfoRoutes<Renderer: CardRendering> {
     router.get("/quotes/:index") { _, context in
       let text = context.parameters.get("index") ?? ""
       guard let index = Int(text), String(index) == text, service.catalog.quotes.indices.contains(index) else {
-        throw ServiceError(.notFound, parameter: "index", "no quote '\(text)': the catalog has \(service.catalog.quotes.count)")
+        throw ServiceError(
+          .notFound, parameter: "index", "no quote '\(text)': the catalog has \(service.catalog.quotes.count)")
       }
       return try json(quoteObject(index))
     }

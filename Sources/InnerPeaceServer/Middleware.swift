@@ -52,7 +52,8 @@ struct JSONErrorMiddleware: RouterMiddleware {
         refusal.headers[.allow] = "GET"
         return try refusal.response(from: request, context: context)
       }
-      return try ServiceError(.notFound, "no such endpoint: see /openapi.yaml").response(from: request, context: context)
+      return try ServiceError(.notFound, "no such endpoint: see /openapi.yaml").response(
+        from: request, context: context)
     } catch let error as HTTPError where (400..<500).contains(error.status.code) {
       return try ServiceError(error.status, error.status.reasonPhrase).response(from: request, context: context)
     } catch {

@@ -9,13 +9,16 @@ struct QueryParameters: Sendable {
     for pair in raw.split(separator: "&", omittingEmptySubsequences: true) {
       let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
       guard let name = QueryParameters.decode(parts[0]) else {
-        throw .badParameter(String(decoding: Array(parts[0].utf8.prefix(64)), as: UTF8.self), "parameter name is not valid UTF-8")
+        throw .badParameter(
+          String(decoding: Array(parts[0].utf8.prefix(64)), as: UTF8.self), "parameter name is not valid UTF-8")
       }
       let rawValue = parts.count > 1 ? parts[1] : ""
       guard let value = QueryParameters.decode(rawValue) else {
         throw .badParameter(name, "the value is not valid UTF-8")
       }
-      guard !value.unicodeScalars.contains("\0") else { throw .badParameter(name, "the value contains a NUL character") }
+      guard !value.unicodeScalars.contains("\0") else {
+        throw .badParameter(name, "the value contains a NUL character")
+      }
       // The first occurrence wins, as in most frameworks.
       if values[name] == nil { values[name] = value }
     }

@@ -24,7 +24,8 @@ public struct ServiceError: HTTPResponseError, Sendable {
   public func response(from request: Request, context: some RequestContext) throws -> Response {
     var object: [String: String] = ["message": message]
     if let parameter { object["parameter"] = parameter }
-    let data = try JSONSerialization.data(withJSONObject: ["error": object], options: [.sortedKeys, .withoutEscapingSlashes])
+    let data = try JSONSerialization.data(
+      withJSONObject: ["error": object], options: [.sortedKeys, .withoutEscapingSlashes])
     var fields = headers
     fields[.contentType] = "application/json; charset=utf-8"
     fields[.contentLength] = String(data.count)
@@ -37,11 +38,13 @@ public struct ServiceError: HTTPResponseError, Sendable {
   static func from(_ error: InnerPeaceError) -> ServiceError {
     switch error {
     case .quoteIndexOutOfRange(let index, let count):
-      return ServiceError(.notFound, parameter: "quote", "no quote \(index): the catalog has \(count) (0...\(count - 1))")
+      return ServiceError(
+        .notFound, parameter: "quote", "no quote \(index): the catalog has \(count) (0...\(count - 1))")
     case .pictureUnknown(let name):
       return ServiceError(.notFound, parameter: "picture", "no picture named '\(name)'")
     case .pictureNameInvalid:
-      return ServiceError(.notFound, parameter: "picture", "no such picture: a picture is named by its catalog file name")
+      return ServiceError(
+        .notFound, parameter: "picture", "no such picture: a picture is named by its catalog file name")
     case .textInvalid(let reason):
       return .badParameter("text", "invalid text: \(reason)")
     case .authorInvalid(let reason):
