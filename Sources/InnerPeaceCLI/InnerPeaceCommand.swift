@@ -9,7 +9,7 @@ struct InnerPeaceCommand: AsyncParsableCommand {
     commandName: "innerpeace",
     abstract: "Calm quote cards: white italic serif with a soft dark halo over a nature photograph.",
     version: "0.1.0",
-    subcommands: [RenderCommand.self, ServeCommand.self]
+    subcommands: [RenderCommand.self, ServeCommand.self, BatchCommand.self, QuotesCommand.self, ScheduleCommand.self]
   )
 
   /// Parses and runs a command; every failure is one line on stderr and a non-zero exit status.

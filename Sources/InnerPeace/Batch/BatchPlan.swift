@@ -1,0 +1,119 @@
+/// One image of a batch: which quote, picture and preset, and the file it goes to.
+public struct BatchItem: Hashable, Sendable {
+  /// Position in the full (unsharded) run: quote-major, then preset in the order given.
+  public let position: Int
+  public let quoteIndex: Int
+  public let picture: String
+  public let preset: Preset
+  public let format: ImageFormat
+  /// A stable, readable file name: `0042-og.png`, `0042-1600x900.webp`.
+  public let fileName: String
+}
+
+/// A part of a batch run: shard `index` (1-based) of `count`.
+public struct Shard: Hashable, Sendable, CustomStringConvertible {
+  public let index: Int
+  public let count: Int
+
+  /// The whole run.
+  public static let all = Shard(uncheckedIndex: 1, count: 1)
+
+  private init(uncheckedIndex: Int, count: Int) {
+    self.index = uncheckedIndex
+    self.count = count
+  }
+
+  /// Parses `I/N` with 1 <= I <= N (for a 0-based job index, pass index+1).
+  /// - Throws: ``InnerPeaceError/optionsConflict(reason:)`` with a sentence saying what is wrong.
+  public init(parsing text: String) throws(InnerPeaceError) {
+    let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+    guard parts.count == 2, let index = Int(parts[0]), let count = Int(parts[1]) else {
+      throw .optionsConflict(reason: "--shard '\(text)' is not of the form I/N (e.g. 2/8)")
+    }
+    guard count >= 1, count <= 100_000, (1...count).contains(index) else {
+      throw .optionsConflict(reason: "--shard \(text): I must be from 1 to N, and N from 1 to 100000")
+    }
+    self.init(uncheckedIndex: index, count: count)
+  }
+
+  /// Whether the item at `position` of the full run belongs to this shard: round robin, so every
+  /// shard gets an even share and the shards together are exactly the full run.
+  public func contains(position: Int) -> Bool { position % count == index - 1 }
+
+  public var description: String { "\(index)/\(count)" }
+}
+
+/// The images a batch run makes, in order: every quote (or the first `count`), each in every
+/// preset, each quote on a picture its seed picks. The same inputs always give the same plan.
+public struct BatchPlan: Sendable {
+  /// This shard's items, in order.
+  public let items: [BatchItem]
+  /// How many items the whole run has, over all shards.
+  public let totalCount: Int
+
+  /// - Throws: ``InnerPeaceError/optionsConflict(reason:)`` for an empty preset list or a count
+  ///   outside 1...quotes.
+  public init(
+    catalog: Catalog, presets: [Preset], quoteCount: Int? = nil, format: ImageFormat = .png, seed: UInt64 = 0,
+    shard: Shard = .all
+  ) throws(InnerPeaceError) {
+    guard !presets.isEmpty else { throw .optionsConflict(reason: "--preset: at least one preset is needed") }
+    let quotes = quoteCount ?? catalog.quotes.count
+    guard (1...catalog.quotes.count).contains(quotes) else {
+      throw .optionsConflict(reason: "--count \(quotes) must be from 1 to \(catalog.quotes.count), the catalog's size")
+    }
+    var unique: [Preset] = []
+    for preset in presets where !unique.contains(preset) { unique.append(preset) }
+    var items: [BatchItem] = []
+    var position = 0
+    for quoteIndex in 0..<quotes {
+      let picture = catalog.randomChoice(seed: BatchPlan.mix(seed, quoteIndex)).picture
+      for preset in unique {
+        if shard.contains(position: position) {
+          items.append(
+            BatchItem(
+              position: position, quoteIndex: quoteIndex, picture: picture, preset: preset, format: format,
+              fileName: BatchPlan.fileName(quoteIndex: quoteIndex, preset: preset, format: format)))
+        }
+        position += 1
+      }
+    }
+    self.items = items
+    self.totalCount = position
+  }
+
+  /// `0042-og.png`: the quote index (four digits or more), the preset, the format's extension.
+  public static func fileName(quoteIndex: Int, preset: Preset, format: ImageFormat) -> String {
+    let digits = String(quoteIndex)
+    let padded = String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+    return "\(padded)-\(preset).\(format.fileExtension)"
+  }
+
+  /// A per-quote seed from the run's seed (SplitMix64's finaliser on seed + index).
+  static func mix(_ seed: UInt64, _ index: Int) -> UInt64 {
+    var generator = SeededGenerator(seed: seed ^ (UInt64(index) &* 0x9E37_79B9_7F4A_7C15))
+    return generator.next()
+  }
+}
+
+/// Checks that a file holds a whole image of its format, cheaply: the signature at the start and
+/// the end marker (PNG's IEND chunk, JPEG's EOI) or the container's size (WebP's RIFF header).
+/// Files are written whole and renamed into place, so this guards against anything else having
+/// left a stub under a final name.
+public enum ImageFileCheck {
+  public static func isComplete(_ bytes: [UInt8], format: ImageFormat) -> Bool {
+    switch format {
+    case .png:
+      let iend: [UInt8] = [0, 0, 0, 0, 0x49, 0x45, 0x4E, 0x44, 0xAE, 0x42, 0x60, 0x82]
+      return bytes.count > 57 && ImageDecoding.kind(of: bytes) == .png && bytes.suffix(12).elementsEqual(iend)
+    case .jpeg:
+      return bytes.count > 4 && ImageDecoding.kind(of: bytes) == .jpeg && bytes.suffix(2).elementsEqual([0xFF, 0xD9])
+    case .webp:
+      guard bytes.count > 12, bytes[0..<4].elementsEqual(Array("RIFF".utf8)),
+        bytes[8..<12].elementsEqual(Array("WEBP".utf8))
+      else { return false }
+      let size = Int(bytes[4]) | Int(bytes[5]) << 8 | Int(bytes[6]) << 16 | Int(bytes[7]) << 24
+      return size + 8 == bytes.count
+    }
+  }
+}

@@ -1,0 +1,119 @@
+public import Foundation
+
+/// The app's daily reminder as an iCalendar (RFC 5545) calendar: one event a day at a local hour,
+/// each with a different quote, shuffled by a seed.
+public struct DailySchedule: Sendable {
+  public struct Event: Sendable {
+    public let start: Date
+    public let quoteIndex: Int
+    public let quote: Quote
+  }
+
+  public let events: [Event]
+  public let timeZone: TimeZone
+  let baseURL: String?
+
+  /// - Parameters:
+  ///   - from: the moment to start after; the first event is the next `hour`:00 that is still ahead.
+  ///   - days: how many daily events (1 to the number of quotes, so none repeats).
+  /// - Throws: ``InnerPeaceError/optionsConflict(reason:)`` for days or hour out of range.
+  public init(
+    catalog: Catalog, from now: Date, days: Int = 7, hour: Int = 10, timeZone: TimeZone, seed: UInt64,
+    baseURL: String? = nil
+  ) throws(InnerPeaceError) {
+    guard (1...catalog.quotes.count).contains(days) else {
+      throw .optionsConflict(
+        reason: "--days \(days) must be from 1 to \(catalog.quotes.count): each day gets a different quote")
+    }
+    guard (0...23).contains(hour) else { throw .optionsConflict(reason: "--hour \(hour) must be from 0 to 23") }
+    var calendar = Calendar(identifier: .gregorian)
+    calendar.timeZone = timeZone
+    var first = calendar.date(bySettingHour: hour, minute: 0, second: 0, of: now) ?? now
+    if first <= now { first = calendar.date(byAdding: .day, value: 1, to: first) ?? first }
+    var generator = SeededGenerator(seed: seed)
+    let order = Array(catalog.quotes.indices).shuffled(using: &generator)
+    var events: [Event] = []
+    for day in 0..<days {
+      // Each day's 10:00 is computed from the calendar (not by adding 24 h), so it stays 10:00
+      // across daylight-saving changes.
+      let dayStart = calendar.date(byAdding: .day, value: day, to: first) ?? first
+      let start = calendar.date(bySettingHour: hour, minute: 0, second: 0, of: dayStart) ?? dayStart
+      events.append(Event(start: start, quoteIndex: order[day], quote: catalog.quotes[order[day]]))
+    }
+    self.events = events
+    self.timeZone = timeZone
+    self.baseURL = baseURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
+  }
+
+  /// The calendar as iCalendar text: CRLF line ends, lines folded at 75 octets, text escaped.
+  /// Times are UTC (`...Z`), which every client shows in its own zone at the right local hour.
+  /// - Parameter stamp: the DTSTAMP of every event (pass a fixed date for reproducible output).
+  public func iCalendar(stamp: Date) -> String {
+    var lines = [
+      "BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//innerpeace//Inner Peace daily quote//EN", "CALSCALE:GREGORIAN",
+      "METHOD:PUBLISH", "X-WR-CALNAME:Inner Peace",
+    ]
+    for event in events {
+      let day = DailySchedule.utc(event.start)
+      lines += [
+        "BEGIN:VEVENT",
+        "UID:innerpeace-\(day)-q\(event.quoteIndex)@innerpeace",
+        "DTSTAMP:\(DailySchedule.utc(stamp))",
+        "DTSTART:\(day)",
+        "DURATION:PT5M",
+        "SUMMARY:Inner Peace",
+        "DESCRIPTION:\(DailySchedule.escape(event.quote.shareMessage))",
+      ]
+      if let baseURL {
+        lines.append("URL:\(baseURL)/cards/\(event.quoteIndex).png")
+      }
+      lines += [
+        "BEGIN:VALARM", "ACTION:DISPLAY", "DESCRIPTION:Inner Peace", "TRIGGER:PT0M", "END:VALARM", "END:VEVENT",
+      ]
+    }
+    lines.append("END:VCALENDAR")
+    return lines.map(DailySchedule.fold).joined(separator: "\r\n") + "\r\n"
+  }
+
+  /// `20261122T090000Z`.
+  static func utc(_ date: Date) -> String {
+    var calendar = Calendar(identifier: .gregorian)
+    calendar.timeZone = TimeZone(identifier: "UTC")!
+    let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
+    return String(format: "%04d%02d%02dT%02d%02d%02dZ", c.year!, c.month!, c.day!, c.hour!, c.minute!, c.second!)
+  }
+
+  /// RFC 5545 §3.3.11: backslash, semicolon, comma and newline are escaped.
+  static func escape(_ text: String) -> String {
+    var result = ""
+    for character in text {
+      switch character {
+      case "\\": result += "\\\\"
+      case ";": result += "\\;"
+      case ",": result += "\\,"
+      case "\n", "\r\n": result += "\\n"
+      default: result.append(character)
+      }
+    }
+    return result
+  }
+
+  /// RFC 5545 §3.1: lines longer than 75 octets continue on the next line after a space, never
+  /// splitting a UTF-8 sequence.
+  static func fold(_ line: String) -> String {
+    var result = ""
+    var count = 0
+    var limit = 75
+    for character in line {
+      let size = String(character).utf8.count
+      if count + size > limit {
+        result += "\r\n "
+        count = 1
+        limit = 75
+      }
+      result.append(character)
+      count += size
+    }
+    return result
+  }
+}

@@ -1,0 +1,92 @@
+import ArgumentParser
+import Foundation
+import InnerPeace
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// `innerpeace batch`: share images for a whole collection, safely.
+struct BatchCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "batch",
+    abstract: "Render share images for the whole catalog (or --count quotes) into a folder.",
+    discussion: """
+      Files are named 0042-og.png (quote index, preset). Each is written to a temporary file in
+      the folder, flushed to disk and renamed, so a file under its final name is always whole.
+      A manifest (manifest.json) lists every image with its quote, share message, picture,
+      preset, size and SHA-256, and index.html shows them as a gallery. After an interruption,
+      run the same command with --resume: files already there are kept (not rendered again) and
+      the manifest is written complete. --shard I/N renders every N-th image starting at the I-th,
+      so N machines (Kubernetes indexed Jobs, Slurm arrays, GNU parallel) split a run exactly;
+      each shard writes manifest-I-of-N.json and index-I-of-N.html. Exit status 0 when every
+      card was written, 1 when some failed (they are listed in the manifest).
+      """
+  )
+
+  @Option(
+    name: .customLong("out-dir"), help: ArgumentHelp("The folder to write into (created if missing).", valueName: "dir")
+  )
+  var outDir: String
+
+  @Option(
+    name: .customLong("preset"),
+    help: ArgumentHelp(
+      "classic, og, square, story or WxH; repeat or separate with commas. (default: og)", valueName: "name"))
+  var presets: [String] = []
+
+  @Option(help: "Only the first N quotes. (default: the whole catalog)")
+  var count: Int?
+
+  @Option(help: "Cards rendered at once. (default: one per core)")
+  var jobs = ProcessInfo.processInfo.activeProcessorCount
+
+  @Option(help: ArgumentHelp("Render only shard I of N (1 <= I <= N).", valueName: "I/N"))
+  var shard: String?
+
+  @Flag(help: "Keep the valid files already in the folder and render only the missing ones.")
+  var resume = false
+
+  @Option(help: "png, jpeg or webp.")
+  var format = "png"
+
+  @Option(help: "Seed for the pictures behind the quotes; the same seed gives the same batch.")
+  var seed: UInt64 = 0
+
+  @Option(help: ArgumentHelp("A folder with your own quotes.json, pictures.json and photos.", valueName: "dir"))
+  var catalog: String?
+
+  @Flag(name: [.short, .long], help: "No progress output; only errors and the summary line.")
+  var quiet = false
+
+  func run() throws {
+    guard (1...256).contains(jobs) else { throw CommandLineError.usage("--jobs \(jobs) must be from 1 to 256") }
+    let chosenFormat = try ImageFormat(parsing: format)
+    let names = presets.isEmpty ? ["og"] : presets.flatMap { $0.split(separator: ",").map(String.init) }
+    let chosenPresets = try names.map { name throws(InnerPeaceError) in
+      try Preset(parsing: name.trimmingCharacters(in: .whitespaces))
+    }
+    let chosenShard = try shard.map { text throws(InnerPeaceError) in try Shard(parsing: text) } ?? .all
+    let catalog = try RenderCommand.loadCatalog(catalog)
+    let plan = try BatchPlan(
+      catalog: catalog, presets: chosenPresets, quoteCount: count, format: chosenFormat, seed: seed, shard: chosenShard)
+    let folder = try BatchFolder(path: outDir, shard: chosenShard)
+    try folder.checkRunParameters(
+      "seed=\(seed) format=\(chosenFormat.rawValue) presets=\(chosenPresets.map(\.description).joined(separator: ",")) "
+        + "count=\(count ?? catalog.quotes.count) shard=\(chosenShard)", resume: resume)
+    let renderer = try CardRenderer(catalog: catalog)
+    let progress = BatchProgress(total: plan.items.count, quiet: quiet)
+    let runner = BatchRunner(
+      plan: plan, renderer: renderer, folder: folder, resume: resume, jobs: jobs, progress: progress)
+    let outcome = runner.run()
+    try folder.writeManifest(outcome: outcome, plan: plan, catalog: catalog, seed: seed)
+    progress.finish(outcome)
+    if outcome.failures.count > 0 {
+      for failure in outcome.failures.prefix(10) { warn("innerpeace: error: \(failure.file): \(failure.reason)") }
+      if outcome.failures.count > 10 {
+        warn("innerpeace: ... and \(outcome.failures.count - 10) more (see the manifest)")
+      }
+      throw ExitCode(1)
+    }
+  }
+}

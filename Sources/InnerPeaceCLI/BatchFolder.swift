@@ -1,0 +1,191 @@
+import Foundation
+import InnerPeace
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The batch's output folder: atomic file writes, the run's parameters, the manifest and gallery.
+struct BatchFolder: Sendable {
+  let url: URL
+  let shard: Shard
+  /// The permission bits new files get (0666 less the umask, read once).
+  let fileMode: mode_t
+
+  /// Creates the folder if needed, checks that it is writable, and removes temporary files an
+  /// interrupted run left behind.
+  init(path: String, shard: Shard) throws {
+    url = URL(fileURLWithPath: path, isDirectory: true)
+    self.shard = shard
+    do {
+      try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    } catch {
+      throw CommandLineError.cannotWrite("cannot create the folder '\(path)': \(Self.reason(error))")
+    }
+    guard access(url.path, W_OK) == 0 else {
+      throw CommandLineError.cannotWrite("cannot write into '\(path)': \(String(cString: strerror(errno)))")
+    }
+    let mask = umask(0o022)
+    umask(mask)
+    fileMode = 0o666 & ~mask
+    for name in (try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []
+    where name.hasPrefix(".") && name.contains(".tmp-") {
+      unlink(url.appendingPathComponent(name).path)
+    }
+  }
+
+  private static func reason(_ error: any Error) -> String {
+    (error as NSError).userInfo[NSUnderlyingErrorKey].map { "\($0)" } ?? error.localizedDescription
+  }
+
+  var manifestName: String { shard == .all ? "manifest.json" : "manifest-\(shard.index)-of-\(shard.count).json" }
+  var galleryName: String { shard == .all ? "index.html" : "index-\(shard.index)-of-\(shard.count).html" }
+  private var parametersName: String {
+    shard == .all ? ".innerpeace-batch" : ".innerpeace-batch-\(shard.index)-of-\(shard.count)"
+  }
+
+  /// Records the run's parameters; with `resume`, refuses a folder made with other parameters
+  /// (its files would not be the ones this run would make).
+  func checkRunParameters(_ parameters: String, resume: Bool) throws {
+    let file = url.appendingPathComponent(parametersName)
+    if resume, let previous = try? String(contentsOf: file, encoding: .utf8), previous != parameters {
+      throw CommandLineError.usage(
+        "--resume: '\(url.path)' holds a batch made with other options (\(previous)); use the same options or another folder"
+      )
+    }
+    try write(Array(parameters.utf8), named: parametersName)
+  }
+
+  /// The bytes of the item's file if it is there and whole.
+  func completeFile(_ item: BatchItem) -> [UInt8]? {
+    guard let data = FileManager.default.contents(atPath: url.appendingPathComponent(item.fileName).path) else {
+      return nil
+    }
+    let bytes = [UInt8](data)
+    return ImageFileCheck.isComplete(bytes, format: item.format) ? bytes : nil
+  }
+
+  /// Writes a file atomically: a temporary file in the folder, every byte written, flushed to
+  /// disk, then renamed over the final name. On any failure the temporary file is removed and no
+  /// final file is touched.
+  func write(_ bytes: [UInt8], named name: String) throws {
+    var template = Array(url.appendingPathComponent(".\(name).tmp-XXXXXX").path.utf8CString)
+    let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+    guard descriptor >= 0 else {
+      throw CommandLineError.cannotWrite("cannot write \(name): \(String(cString: strerror(errno)))")
+    }
+    let temporary = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    func failure() -> CommandLineError {
+      CommandLineError.cannotWrite("cannot write \(name): \(String(cString: strerror(errno)))")
+    }
+    var offset = 0
+    while offset < bytes.count {
+      let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, bytes.count - offset) }
+      if written < 0 && errno == EINTR { continue }
+      guard written > 0 else {
+        let error = failure()
+        close(descriptor)
+        unlink(temporary)
+        throw error
+      }
+      offset += written
+    }
+    guard fchmod(descriptor, fileMode) == 0, fsync(descriptor) == 0 else {
+      let error = failure()
+      close(descriptor)
+      unlink(temporary)
+      throw error
+    }
+    guard close(descriptor) == 0, rename(temporary, url.appendingPathComponent(name).path) == 0 else {
+      let error = failure()
+      unlink(temporary)
+      throw error
+    }
+  }
+
+  /// Writes the manifest (every image present, in plan order, and every failure) and the gallery,
+  /// each atomically, then flushes the folder itself so the renames are on disk.
+  func writeManifest(outcome: BatchOutcome, plan: BatchPlan, catalog: Catalog, seed: UInt64) throws {
+    let images: [[String: Any]] = outcome.entries.map { entry in
+      [
+        "quoteIndex": entry.item.quoteIndex, "text": entry.quote.text, "author": entry.quote.author,
+        "shareMessage": entry.quote.shareMessage, "picture": entry.item.picture,
+        "preset": entry.item.preset.description,
+        "size": "\(entry.width)x\(entry.height)", "width": entry.width, "height": entry.height,
+        "format": entry.item.format.rawValue, "file": entry.item.fileName, "sha256": entry.sha256,
+      ]
+    }
+    let manifest: [String: Any] = [
+      "generator": "innerpeace 0.1.0", "seed": String(seed), "shard": shard.description, "totalInRun": plan.totalCount,
+      "plannedInShard": plan.items.count, "images": images,
+      "failures": outcome.failures.map { ["file": $0.file, "error": $0.reason] },
+    ]
+    let data = try JSONSerialization.data(
+      withJSONObject: manifest, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+    try write([UInt8](data) + [0x0A], named: manifestName)
+    try write(
+      Array(
+        Gallery.html(entries: outcome.entries, title: "Inner Peace — \(shard == .all ? "batch" : "shard \(shard)")")
+          .utf8), named: galleryName)
+    let folder = open(url.path, O_RDONLY | O_DIRECTORY)
+    if folder >= 0 {
+      fsync(folder)
+      close(folder)
+    }
+  }
+}
+
+/// The batch's `index.html`: every image with its quote, to browse and check a run.
+enum Gallery {
+  static func html(entries: [ManifestEntry], title: String) -> String {
+    var body = ""
+    for entry in entries {
+      let file = escape(entry.item.fileName)
+      body += """
+          <figure><a href="\(file)"><img src="\(file)" loading="lazy" width="\(entry.width)" height="\(entry.height)" alt="\(escape(entry.quote.shareMessage))"></a>
+          <figcaption><span class="n">#\(entry.item.quoteIndex) · \(escape(entry.item.preset.description)) · \(escape(entry.item.picture))</span>\(escape(entry.quote.shareMessage))</figcaption></figure>
+
+        """
+    }
+    return """
+      <!doctype html>
+      <html lang="en">
+      <head>
+      <meta charset="utf-8">
+      <meta name="viewport" content="width=device-width, initial-scale=1">
+      <title>\(escape(title))</title>
+      <style>
+      body { margin: 0; padding: 24px; background: #111; color: #ddd; font: 15px/1.4 system-ui, sans-serif; }
+      h1 { font-weight: 400; font-size: 20px; margin: 0 0 16px; }
+      main { display: grid; grid-template-columns: repeat(auto-fill, minmax(280px, 1fr)); gap: 20px; }
+      figure { margin: 0; background: #1b1b1b; border-radius: 8px; overflow: hidden; }
+      img { display: block; width: 100%; height: auto; background: #222; }
+      figcaption { padding: 10px 12px 12px; font-size: 13px; color: #bbb; }
+      .n { display: block; color: #888; font-size: 12px; margin-bottom: 4px; }
+      </style>
+      </head>
+      <body>
+      <h1>\(escape(title)) · \(entries.count) images</h1>
+      <main>
+      \(body)</main>
+      </body>
+      </html>
+
+      """
+  }
+
+  static func escape(_ text: String) -> String {
+    var result = ""
+    for character in text {
+      switch character {
+      case "&": result += "&amp;"
+      case "<": result += "&lt;"
+      case ">": result += "&gt;"
+      case "\"": result += "&quot;"
+      case "'": result += "&#39;"
+      default: result.append(character)
+      }
+    }
+    return result
+  }
+}

@@ -1,0 +1,132 @@
+import Foundation
+import InnerPeace
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// One image of the manifest.
+struct ManifestEntry: Sendable {
+  let item: BatchItem
+  let quote: Quote
+  let width: Int
+  let height: Int
+  let sha256: String
+}
+
+/// One image that could not be made.
+struct BatchFailure: Sendable {
+  let file: String
+  let reason: String
+}
+
+/// What a run did.
+struct BatchOutcome: Sendable {
+  var entries: [ManifestEntry] = []
+  var failures: [BatchFailure] = []
+  var rendered = 0
+  var skipped = 0
+  var elapsed: Double = 0
+}
+
+/// Renders a plan's items on `jobs` threads. Each thread takes the next item, renders it and
+/// writes it atomically; nothing holds more than one card per thread, so memory stays bounded.
+final class BatchRunner: Sendable {
+  let plan: BatchPlan
+  let renderer: CardRenderer
+  let folder: BatchFolder
+  let resume: Bool
+  let jobs: Int
+  let progress: BatchProgress
+  private let next = Mutex(0)
+  private let outcome = Mutex(BatchOutcome())
+
+  init(plan: BatchPlan, renderer: CardRenderer, folder: BatchFolder, resume: Bool, jobs: Int, progress: BatchProgress) {
+    self.plan = plan
+    self.renderer = renderer
+    self.folder = folder
+    self.resume = resume
+    self.jobs = jobs
+    self.progress = progress
+  }
+
+  func run() -> BatchOutcome {
+    let started = ContinuousClock.now
+    let workers = min(jobs, max(1, plan.items.count))
+    let done = DispatchSemaphore(value: 0)
+    for _ in 0..<workers {
+      let thread = Thread { [self] in
+        work()
+        done.signal()
+      }
+      thread.stackSize = 8 << 20
+      thread.start()
+    }
+    var finished = 0
+    while finished < workers {
+      if done.wait(timeout: .now() + progress.interval) == .success {
+        finished += 1
+      } else {
+        progress.report()
+      }
+    }
+    var result = outcome.withLock { $0 }
+    result.entries.sort { $0.item.position < $1.item.position }
+    result.elapsed = seconds(since: started)
+    return result
+  }
+
+  private func work() {
+    while true {
+      let index = next.withLock { value -> Int in
+        defer { value += 1 }
+        return value
+      }
+      guard index < plan.items.count else { return }
+      let item = plan.items[index]
+      let quote = renderer.catalog.quotes[item.quoteIndex]
+      let size = item.preset.size
+      if resume, let existing = folder.completeFile(item) {
+        record(
+          ManifestEntry(
+            item: item, quote: quote, width: size.width, height: size.height, sha256: SHA256.hex(of: existing)),
+          skipped: true)
+        continue
+      }
+      do {
+        let card = try renderer.render(
+          CardRequest(
+            preset: item.preset, quote: .index(item.quoteIndex), picture: .named(item.picture), seed: 0,
+            format: item.format))
+        try folder.write(card.bytes, named: item.fileName)
+        record(
+          ManifestEntry(
+            item: item, quote: quote, width: size.width, height: size.height, sha256: SHA256.hex(of: card.bytes)),
+          skipped: false)
+      } catch let error as InnerPeaceError {
+        fail(BatchFailure(file: item.fileName, reason: error.description))
+      } catch {
+        fail(BatchFailure(file: item.fileName, reason: "\(error)"))
+      }
+    }
+  }
+
+  private func record(_ entry: ManifestEntry, skipped: Bool) {
+    outcome.withLock { outcome in
+      outcome.entries.append(entry)
+      if skipped { outcome.skipped += 1 } else { outcome.rendered += 1 }
+    }
+    progress.advance(skipped: skipped)
+  }
+
+  private func fail(_ failure: BatchFailure) {
+    outcome.withLock { $0.failures.append(failure) }
+    progress.advance(failed: true)
+  }
+}
+
+func seconds(since start: ContinuousClock.Instant) -> Double {
+  let parts = (ContinuousClock.now - start).components
+  return Double(parts.seconds) + Double(parts.attoseconds) * 1e-18
+}

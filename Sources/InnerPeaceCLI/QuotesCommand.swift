@@ -1,0 +1,82 @@
+import ArgumentParser
+import Foundation
+import InnerPeace
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// `innerpeace quotes`: list or search the catalog.
+struct QuotesCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "quotes",
+    abstract: "List or search the catalog's quotes.",
+    discussion: "A table (index, author, text) on a terminal; tab-separated lines when piped; JSON with --json."
+  )
+
+  @Option(
+    parsing: .unconditional,
+    help: ArgumentHelp("Only quotes whose text or author contains this (any case or accents).", valueName: "text"))
+  var search: String?
+
+  @Flag(help: "JSON: index, text, author and share message of each quote.")
+  var json = false
+
+  @Option(help: ArgumentHelp("A folder with your own quotes.json, pictures.json and photos.", valueName: "dir"))
+  var catalog: String?
+
+  func run() throws {
+    let catalog = try RenderCommand.loadCatalog(catalog)
+    var matches = Array(catalog.quotes.enumerated())
+    if let search {
+      let needle = search.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
+      guard !needle.trimmingCharacters(in: .whitespaces).isEmpty else {
+        throw CommandLineError.usage("--search is empty")
+      }
+      matches = matches.filter { _, quote in
+        (quote.text + "\n" + quote.author).folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
+          .contains(needle)
+      }
+    }
+    if json {
+      let objects: [[String: Any]] = matches.map { index, quote in
+        ["index": index, "text": quote.text, "author": quote.author, "shareMessage": quote.shareMessage]
+      }
+      let data = try JSONSerialization.data(
+        withJSONObject: objects, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+      FileHandle.standardOutput.write(data + Data("\n".utf8))
+      return
+    }
+    if isatty(STDOUT_FILENO) != 0 {
+      printTable(matches)
+    } else {
+      for (index, quote) in matches {
+        print("\(index)\t\(quote.author)\t\(quote.text.replacingOccurrences(of: "\n", with: " / "))")
+      }
+    }
+    if matches.isEmpty && search != nil {
+      warn("innerpeace: no quote matches '\(search!)'")
+    }
+  }
+
+  /// Index, author and text in columns, the text cut to the terminal's width.
+  private func printTable(_ rows: [(offset: Int, element: Quote)]) {
+    var size = winsize()
+    let width = ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 40 ? Int(size.ws_col) : 100
+    let authorWidth = min(24, rows.map { $0.element.author.count }.max() ?? 6)
+    let indexWidth = max(3, String(rows.last?.offset ?? 0).count)
+    let textWidth = max(20, width - indexWidth - authorWidth - 4)
+    func pad(_ text: String, _ count: Int) -> String {
+      text.count >= count ? String(text.prefix(count)) : text + String(repeating: " ", count: count - text.count)
+    }
+    print(pad("#", indexWidth) + "  " + pad("author", authorWidth) + "  text")
+    for (index, quote) in rows {
+      var text = quote.text.replacingOccurrences(of: "\n", with: " / ")
+      if text.count > textWidth { text = String(text.prefix(textWidth - 1)) + "…" }
+      let number = String(index)
+      print(
+        String(repeating: " ", count: indexWidth - number.count) + number + "  " + pad(quote.author, authorWidth) + "  "
+          + text)
+    }
+  }
+}
