@@ -69,7 +69,7 @@ struct ServeCommand: AsyncParsableCommand {
       return handler
     }
     let logger = Logger(label: "innerpeace")
-    let service = CardService(renderer: renderer, configuration: configuration)
+    let service = CardService(renderer: renderer, configuration: configuration, logger: logger)
     let host = configuration.host
     let app = buildApplication(service: service, logger: logger) { port in
       warn("innerpeace: listening on http://\(host):\(port)")

@@ -5,7 +5,8 @@ import NIOCore
 
 /// Builds the router: the middlewares and every route, for a given card service.
 public func buildRouter<Renderer: CardRendering>(service: CardService<Renderer>) -> Router<BasicRequestContext> {
-  let router = Router(context: BasicRequestContext.self)
+  // HEAD answers like GET without the body (RFC 9110 §9.1), for every route.
+  let router = Router(context: BasicRequestContext.self, options: .autoGenerateHeadEndpoints)
   router.add(middleware: RequestLogMiddleware(metrics: service.metrics))
   router.add(middleware: JSONErrorMiddleware(knownPath: knownGETPath))
   CardRoutes(service: service).add(to: router)
@@ -20,7 +21,12 @@ public func buildRouter<Renderer: CardRendering>(service: CardService<Renderer>)
   for stem in ["/random", "/card", "/today"] where ["png", "jpg", "webp"].contains(where: { path == "\(stem).\($0)" }) {
     return true
   }
-  return path.hasPrefix("/cards/") || path.hasPrefix("/quotes/")
+  // Exactly one segment after the prefix, as the routes take.
+  for prefix in ["/cards/", "/quotes/"] where path.hasPrefix(prefix) {
+    let rest = path.dropFirst(prefix.count)
+    return !rest.isEmpty && !rest.contains("/")
+  }
+  return false
 }
 
 /// The whole application: the router on an HTTP/1.1 server with an idle timeout, on the

@@ -71,7 +71,8 @@ struct CardRoutes<Renderer: CardRendering> {
   /// `/card.png?text=&author=`: any text, within ``InnerPeace/Limits``.
   func custom(_ request: Request, pathFormat: String) async throws -> Response {
     let query = try QueryParameters(raw: request.uri.query.map { Substring($0) } ?? "")
-    let options = try CardOptions(query: query, pathFormat: pathFormat)
+    // Here `author` is the author's name, not the on/off switch of the other endpoints.
+    let options = try CardOptions(query: query, pathFormat: pathFormat, authorIsSwitch: false)
     guard let text = query["text"] else { throw ServiceError.badParameter("text", "text is required") }
     guard text.count <= Limits.maximumTextCharacters, text.utf8.count <= Limits.maximumTextBytes else {
       throw ServiceError(
@@ -85,7 +86,8 @@ struct CardRoutes<Renderer: CardRendering> {
     let cardRequest = CardRequest(
       preset: options.preset, quote: .text(text, author: author), picture: picture.map { .named($0) } ?? .random,
       seed: seed, format: options.format, showsAuthor: options.showsAuthor, alignment: options.alignment)
-    let key = "text|\(options.key)|\(picture ?? "-")|\(author)|\(text)"
+    // Percent-encoded parts cannot contain the separator, so different texts never share a key.
+    let key = "text|\(options.key)|\(picture ?? "-")|\(percentEncoded(author))|\(percentEncoded(text))"
     let etag = service.etag(for: key)
     let cacheControl = "public, max-age=86400"
     if let notModified = notModified(request, etag: etag, cacheControl: cacheControl) { return notModified }
@@ -179,7 +181,7 @@ struct CardOptions {
   /// The part of a cache key these options decide.
   var key: String { "\(preset)|\(format.rawValue)|\(alignment.rawValue)|\(showsAuthor)" }
 
-  init(query: QueryParameters, pathFormat: String) throws(ServiceError) {
+  init(query: QueryParameters, pathFormat: String, authorIsSwitch: Bool = true) throws(ServiceError) {
     let width = query["w"]
     let height = query["h"]
     if width != nil || height != nil {
@@ -224,9 +226,11 @@ struct CardOptions {
     case "center", "centre": alignment = .center
     case let other?: throw .badParameter("align", "unknown alignment '\(other)': use natural or center")
     }
-    switch query["author"] {
-    case "false", "0", "no": showsAuthor = false
-    default: showsAuthor = true
+    if authorIsSwitch {
+      switch query["author"] {
+      case "false", "0", "no": showsAuthor = false
+      default: showsAuthor = true
+      }
     }
   }
 }

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 public import InnerPeace
+public import Logging
 
 /// Renders cards for the HTTP layer: through the cache, the single-flight table and the bounded
 /// render pool, with metrics. One per server.
@@ -14,8 +15,11 @@ public final class CardService<Renderer: CardRendering>: Sendable {
   /// Changes whenever the catalog or the renderer's look changes; part of every ETag.
   let catalogTag: String
 
-  public init(renderer: Renderer, configuration: ServerConfiguration) {
+  let logger: Logger
+
+  public init(renderer: Renderer, configuration: ServerConfiguration, logger: Logger = Logger(label: "innerpeace")) {
     self.renderer = renderer
+    self.logger = logger
     self.configuration = configuration
     pool = RenderPool(workers: configuration.concurrency, queueDepth: configuration.queueDepth)
     cache = CardCache(capacityBytes: configuration.cacheMegabytes << 20)
@@ -48,8 +52,8 @@ public final class CardService<Renderer: CardRendering>: Sendable {
         throw error
       }
       defer { admission.release() }
-      metrics.rendersInFlight.set(Double(pool.load))
-      defer { metrics.rendersInFlight.set(Double(pool.load - 1)) }
+      metrics.rendersInFlight.increment()
+      defer { metrics.rendersInFlight.decrement() }
       let renderer = self.renderer
       let started = ContinuousClock.now
       let result = try await pool.run { () -> Result<RenderedCard, InnerPeaceError> in
@@ -65,10 +69,16 @@ public final class CardService<Renderer: CardRendering>: Sendable {
         guard !card.bytes.isEmpty else { throw ServiceError(.internalServerError, "the card could not be rendered") }
         return ServedCard(card)
       case .failure(let error):
-        throw ServiceError.from(error)
+        let public_ = ServiceError.from(error)
+        if public_.status == .internalServerError {
+          // The cause stays here, in the log; the response says only that the render failed.
+          logger.error("render failed", metadata: ["reason": .string(error.description), "key": .string(key)])
+        }
+        throw public_
       }
     }
-    if source == .cache { metrics.cacheHits.increment() } else { metrics.cacheMisses.increment() }
+    // A request that joined an identical render in flight was served without rendering: a hit.
+    if source == .render { metrics.cacheMisses.increment() } else { metrics.cacheHits.increment() }
     metrics.cacheBytes.set(Double(cache.byteCount))
     return card
   }

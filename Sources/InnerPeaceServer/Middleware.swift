@@ -47,9 +47,9 @@ struct JSONErrorMiddleware: RouterMiddleware {
     } catch let error as ServiceError {
       return try error.response(from: request, context: context)
     } catch let error as HTTPError where error.status == .notFound {
-      if request.method != .get && knownPath(request.uri.path) {
-        var refusal = ServiceError(.methodNotAllowed, "only GET is allowed here")
-        refusal.headers[.allow] = "GET"
+      if request.method != .get && request.method != .head && knownPath(request.uri.path) {
+        var refusal = ServiceError(.methodNotAllowed, "only GET and HEAD are allowed here")
+        refusal.headers[.allow] = "GET, HEAD"
         return try refusal.response(from: request, context: context)
       }
       return try ServiceError(.notFound, "no such endpoint: see /openapi.yaml").response(

@@ -1,0 +1,283 @@
+import Foundation
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// `innerpeace serve` as a process: the built binary on a loopback port, driven with plain sockets.
+@Suite struct ServeProcessTests {
+  /// SIGTERM while a render is in flight: the request completes with a whole PNG, and the process
+  /// exits 0 within 10 s.
+  @Test(.timeLimit(.minutes(1)))
+  func sigtermDrainsInFlightRequest() async throws {
+    let server = try await ServerProcess.start(arguments: ["serve", "--port", "0", "--host", "127.0.0.1"])
+    defer { server.stop() }
+    let port = try #require(server.port, "no 'listening on' line; stderr: \(server.stderr)")
+
+    // An uncached classic card takes a while; wait until the server reports it rendering (the
+    // render-in-flight gauge) before sending SIGTERM. Up to three different cards, in case one
+    // finishes before the gauge is seen.
+    var inFlight: (quote: Int, connection: RawHTTPConnection)?
+    var finishedEarly: [RawHTTPResponse] = []
+    for quote in [5, 6, 7] where inFlight == nil {
+      let connection = try await onOwnThread {
+        try RawHTTPConnection(port: port, request: "GET /cards/\(quote).png?preset=classic HTTP/1.1")
+      }
+      let deadline = ContinuousClock.now + .seconds(10)
+      while ContinuousClock.now < deadline {
+        let gauge = try await onOwnThread { () -> Double? in
+          let metrics = try RawHTTPConnection(port: port, request: "GET /metrics HTTP/1.1").response(timeout: 5)
+          return metricValue(metrics.text, "innerpeace_renders_in_flight")
+        }
+        if (gauge ?? 0) >= 1 {
+          inFlight = (quote, connection)
+          break
+        }
+        if connection.hasBytesAvailable() { break }
+        try await Task.sleep(for: .milliseconds(5))
+      }
+      if inFlight == nil { finishedEarly.append(try await onOwnThread { try connection.response(timeout: 20) }) }
+    }
+    let (quote, connection) = try #require(
+      inFlight, "no render was ever seen in flight: \(finishedEarly.map(\.status))")
+
+    let signalled = ContinuousClock.now
+    server.signal(SIGTERM)
+    let response = try await onOwnThread { try connection.response(timeout: 20) }
+    #expect(response.status == 200, "in-flight /cards/\(quote).png after SIGTERM: \(response.status)")
+    let kind = imageKind(response.body)
+    let whole = imageDimensions(response.body).map { $0.width == 2048 && $0.height == 1536 } ?? false
+    #expect(kind == "png")
+    #expect(
+      whole,
+      "a whole 2048x1536 PNG, got \(response.body.count) bytes")
+    #expect(response.header("content-length") == String(response.body.count))
+
+    let status = try await server.waitForExit(timeout: .seconds(10))
+    #expect(status == 0, "exit status after SIGTERM; stderr: \(server.stderr)")
+    #expect(ContinuousClock.now - signalled < .seconds(10))
+  }
+
+  /// A malformed catalog fails at start-up: non-zero exit within a few seconds, one stderr line
+  /// naming the file and the line and column, and never a "listening" line.
+  @Test(.timeLimit(.minutes(1)))
+  func malformedCatalogFailsBeforeListening() async throws {
+    let folder = FileManager.default.temporaryDirectory
+      .appendingPathComponent("innerpeace-serve-catalog-\(UUID().uuidString)", isDirectory: true)
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let quotes = "[\n  {\"text\": \"Breathe.\", \"author\": \"Anon\"},\n  {\"text\": \"Calm\" \"author\": \"X\"}\n]\n"
+    try Data(quotes.utf8).write(to: folder.appendingPathComponent("quotes.json"))
+    try Data("[\"aqua.jpg\"]".utf8).write(to: folder.appendingPathComponent("pictures.json"))
+
+    let started = ContinuousClock.now
+    let server = try await ServerProcess.start(
+      arguments: ["serve", "--port", "0", "--catalog", folder.path], waitForListening: false)
+    defer { server.stop() }
+    let status = try await server.waitForExit(timeout: .seconds(10))
+    #expect(status != 0)
+    #expect(ContinuousClock.now - started < .seconds(8), "a bad catalog must fail fast")
+    let lines = server.stderr.split(separator: "\n").filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
+    #expect(lines.count == 1, "one line on stderr: \(server.stderr)")
+    let line = String(lines.first ?? "")
+    #expect(line.contains("quotes.json"), "\(line)")
+    #expect(line.contains("line 3"), "\(line)")
+    #expect(line.contains("column"), "\(line)")
+    #expect(!server.stderr.contains("listening"))
+  }
+}
+
+// MARK: The server process
+
+/// The package root, from this file's path (Tests/InnerPeaceServerTests/…).
+let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+  .deletingLastPathComponent()
+
+/// One `innerpeace` process, stderr captured in a file.
+final class ServerProcess: @unchecked Sendable {
+  struct Missing: Error, CustomStringConvertible {
+    var description: String { "no innerpeace binary in \(packageRoot.path)/.build/debug: run `swift build` first" }
+  }
+
+  let process: Process
+  let stderrURL: URL
+  private(set) var port: Int?
+
+  private init(process: Process, stderrURL: URL) {
+    self.process = process
+    self.stderrURL = stderrURL
+  }
+
+  var stderr: String { (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? "" }
+
+  static func binary() throws -> URL {
+    for configuration in ["debug", "release"] {
+      let url = packageRoot.appendingPathComponent(".build/\(configuration)/innerpeace")
+      if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+    }
+    throw Missing()
+  }
+
+  /// Starts the binary; unless told not to, waits (up to 20 s) for its "listening on" line.
+  static func start(arguments: [String], waitForListening: Bool = true) async throws -> ServerProcess {
+    let stderrURL = FileManager.default.temporaryDirectory
+      .appendingPathComponent("innerpeace-serve-stderr-\(UUID().uuidString).txt")
+    FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
+    let process = Process()
+    process.executableURL = try binary()
+    process.arguments = arguments
+    let stderrHandle = try FileHandle(forWritingTo: stderrURL)
+    defer { try? stderrHandle.close() }
+    process.standardError = stderrHandle
+    process.standardOutput = FileHandle.nullDevice
+    process.standardInput = FileHandle.nullDevice
+    var environment = ProcessInfo.processInfo.environment
+    environment["LOG_LEVEL"] = "warning"
+    process.environment = environment
+    try process.run()
+    let server = ServerProcess(process: process, stderrURL: stderrURL)
+    guard waitForListening else { return server }
+    let deadline = ContinuousClock.now + .seconds(20)
+    while ContinuousClock.now < deadline, process.isRunning {
+      if let match = server.stderr.firstMatch(of: #/listening on http://127\.0\.0\.1:(\d+)/#) {
+        server.port = Int(match.1)
+        break
+      }
+      try await Task.sleep(for: .milliseconds(20))
+    }
+    return server
+  }
+
+  func signal(_ number: Int32) {
+    if process.isRunning { _ = kill(process.processIdentifier, number) }
+  }
+
+  /// The exit status, or nil if it is still running after `timeout`.
+  func waitForExit(timeout: Duration) async throws -> Int32? {
+    let deadline = ContinuousClock.now + timeout
+    while process.isRunning {
+      guard ContinuousClock.now < deadline else { return nil }
+      try await Task.sleep(for: .milliseconds(20))
+    }
+    return process.terminationStatus
+  }
+
+  /// Ends the process if it is still running, and removes the stderr file.
+  func stop() {
+    if process.isRunning {
+      _ = kill(process.processIdentifier, SIGKILL)
+      process.waitUntilExit()
+    }
+    try? FileManager.default.removeItem(at: stderrURL)
+  }
+}
+
+// MARK: A minimal HTTP/1.1 client over a blocking loopback socket
+
+/// Runs blocking work on its own thread, so it never holds a thread of the concurrency pool.
+func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+  try await withCheckedThrowingContinuation { continuation in
+    let thread = Thread { continuation.resume(with: Result { try work() }) }
+    thread.start()
+  }
+}
+
+struct RawHTTPResponse: Sendable {
+  let status: Int
+  let headers: [(String, String)]
+  let body: [UInt8]
+  var text: String { String(decoding: body, as: UTF8.self) }
+  func header(_ name: String) -> String? { headers.first { $0.0.lowercased() == name.lowercased() }?.1 }
+}
+
+struct RawHTTPError: Error, CustomStringConvertible {
+  let description: String
+}
+
+/// One request on one connection (`Connection: close`), sent at once; the response read later.
+final class RawHTTPConnection: Sendable {
+  let descriptor: Int32
+
+  /// Connects to 127.0.0.1:`port` and sends `requestLine` with Host and Connection: close.
+  init(port: Int, request requestLine: String) throws {
+    descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard descriptor >= 0 else { throw RawHTTPError(description: "socket() failed") }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let connected = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+      }
+    }
+    guard connected == 0 else {
+      close(descriptor)
+      throw RawHTTPError(description: "connect to 127.0.0.1:\(port) failed: errno \(errno)")
+    }
+    let request = Array("\(requestLine)\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n".utf8)
+    var sent = 0
+    while sent < request.count {
+      let count = request[sent...].withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+      guard count > 0 else {
+        close(descriptor)
+        throw RawHTTPError(description: "send failed: errno \(errno)")
+      }
+      sent += count
+    }
+  }
+
+  deinit { close(descriptor) }
+
+  /// Whether the server has started answering (or closed), without reading.
+  func hasBytesAvailable() -> Bool {
+    var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+    return poll(&poller, 1, 0) > 0
+  }
+
+  /// Reads the whole response (until the server closes), for at most `timeout` seconds.
+  func response(timeout: Double) throws -> RawHTTPResponse {
+    let deadline = Date().addingTimeInterval(timeout)
+    var bytes: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65_536)
+    while true {
+      let remaining = deadline.timeIntervalSinceNow
+      guard remaining > 0 else { throw RawHTTPError(description: "no complete response within \(timeout) s") }
+      var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+      let ready = poll(&poller, 1, Int32(min(remaining, 1) * 1000))
+      if ready == 0 { continue }
+      guard ready > 0 else { throw RawHTTPError(description: "poll failed: errno \(errno)") }
+      let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+      if count == 0 { break }
+      guard count > 0 else {
+        if errno == EINTR { continue }
+        if errno == ECONNRESET { break }
+        throw RawHTTPError(description: "recv failed: errno \(errno)")
+      }
+      bytes += buffer[0..<count]
+    }
+    return try RawHTTPConnection.parse(bytes)
+  }
+
+  static func parse(_ bytes: [UInt8]) throws -> RawHTTPResponse {
+    let separator: [UInt8] = [13, 10, 13, 10]
+    guard let end = bytes.firstRange(of: separator) else {
+      throw RawHTTPError(description: "no header block in \(bytes.count) bytes")
+    }
+    let head = String(decoding: bytes[..<end.lowerBound], as: UTF8.self)
+    var lines = head.components(separatedBy: "\r\n")
+    let statusLine = lines.removeFirst().split(separator: " ")
+    guard statusLine.count >= 2, let status = Int(statusLine[1]) else {
+      throw RawHTTPError(description: "bad status line: \(head.prefix(80))")
+    }
+    let headers = lines.compactMap { line -> (String, String)? in
+      guard let colon = line.firstIndex(of: ":") else { return nil }
+      return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+    }
+    return RawHTTPResponse(status: status, headers: headers, body: Array(bytes[end.upperBound...]))
+  }
+}
