@@ -11,8 +11,8 @@ PACKAGES=(
   fonts-noto-cjk fonts-noto-color-emoji             # fallback: Chinese, Japanese, Korean, colour emoji
 )
 if [ "${1:-}" = "--with-test-tools" ]; then
-  # The page's browser test: Debian's Chromium, driven over DevTools by Debian's python3.
-  PACKAGES+=(chromium python3 python3-websocket)
+  # The page's browser test (Chromium over DevTools) and the iCalendar check, with Debian's python3.
+  PACKAGES+=(chromium python3 python3-websocket python3-icalendar)
 fi
 
 missing=()
