@@ -71,13 +71,9 @@ struct BatchFolder: Sendable {
   func write(_ bytes: [UInt8], named name: String) throws {
     var template = Array(url.appendingPathComponent(".\(name).tmp-XXXXXX").path.utf8CString)
     let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-    guard descriptor >= 0 else {
-      throw CommandLineError.cannotWrite("cannot write \(name): \(String(cString: strerror(errno)))")
-    }
+    guard descriptor >= 0 else { throw BatchWriteError(file: name, reason: String(cString: strerror(errno))) }
     let temporary = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    func failure() -> CommandLineError {
-      CommandLineError.cannotWrite("cannot write \(name): \(String(cString: strerror(errno)))")
-    }
+    func failure() -> BatchWriteError { BatchWriteError(file: name, reason: String(cString: strerror(errno))) }
     var offset = 0
     while offset < bytes.count {
       let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, bytes.count - offset) }
@@ -133,6 +129,14 @@ struct BatchFolder: Sendable {
       close(folder)
     }
   }
+}
+
+/// A file of the batch that could not be written, and why (the system's words).
+struct BatchWriteError: Error, CustomStringConvertible {
+  let file: String
+  let reason: String
+
+  var description: String { "cannot write \(file): \(reason)" }
 }
 
 /// The batch's `index.html`: every image with its quote, to browse and check a run.

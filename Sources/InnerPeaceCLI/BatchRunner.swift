@@ -106,6 +106,8 @@ final class BatchRunner: Sendable {
           skipped: false)
       } catch let error as InnerPeaceError {
         fail(BatchFailure(file: item.fileName, reason: error.description))
+      } catch let error as BatchWriteError {
+        fail(BatchFailure(file: item.fileName, reason: "cannot write: \(error.reason)"))
       } catch {
         fail(BatchFailure(file: item.fileName, reason: "\(error)"))
       }

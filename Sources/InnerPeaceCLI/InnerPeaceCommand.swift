@@ -21,6 +21,11 @@ struct InnerPeaceCommand: AsyncParsableCommand {
       } else {
         try command.run()
       }
+    } catch let code as ExitCode {
+      // A command that already said what went wrong (batch: the failures and the summary).
+      Foundation.exit(code.rawValue)
+    } catch let error as BatchWriteError {
+      fail(error.description, code: ExitStatus.cannotCreate)
     } catch let error as CommandLineError {
       fail(error.description, code: error.exitCode)
     } catch let error as InnerPeaceError {
