@@ -71,22 +71,32 @@ struct BatchCommand: ParsableCommand {
     let plan = try BatchPlan(
       catalog: catalog, presets: chosenPresets, quoteCount: count, format: chosenFormat, seed: seed, shard: chosenShard)
     let folder = try BatchFolder(path: outDir, shard: chosenShard)
-    try folder.checkRunParameters(
+    let parameters =
       "seed=\(seed) format=\(chosenFormat.rawValue) presets=\(chosenPresets.map(\.description).joined(separator: ",")) "
-        + "count=\(count ?? catalog.quotes.count) shard=\(chosenShard)", resume: resume)
+      + "count=\(count ?? catalog.quotes.count) shard=\(chosenShard)"
+    try folder.checkRunParameters(parameters, resume: resume)
+    if !resume {
+      // A new run replaces this plan's files; remove them first, so that an interruption can
+      // never leave an older run's card under a name this run's manifest describes.
+      folder.remove(plan.items)
+    }
+    do {
+      try folder.recordRunParameters(parameters)
+    } catch {
+      // A full disk: every card will fail too, and the summary will say so.
+      warn("innerpeace: error: \(error)")
+    }
     let renderer = try CardRenderer(catalog: catalog)
     let progress = BatchProgress(total: plan.items.count, quiet: quiet)
     let runner = BatchRunner(
       plan: plan, renderer: renderer, folder: folder, resume: resume, jobs: jobs, progress: progress)
     let outcome = runner.run()
-    try folder.writeManifest(outcome: outcome, plan: plan, catalog: catalog, seed: seed)
     progress.finish(outcome)
-    if outcome.failures.count > 0 {
-      for failure in outcome.failures.prefix(10) { warn("innerpeace: error: \(failure.file): \(failure.reason)") }
-      if outcome.failures.count > 10 {
-        warn("innerpeace: ... and \(outcome.failures.count - 10) more (see the manifest)")
-      }
-      throw ExitCode(1)
+    for failure in outcome.failures.prefix(10) { warn("innerpeace: error: \(failure.file): \(failure.reason)") }
+    if outcome.failures.count > 10 {
+      warn("innerpeace: ... and \(outcome.failures.count - 10) more (see the manifest)")
     }
+    try folder.writeManifest(outcome: outcome, plan: plan, catalog: catalog, seed: seed)
+    if outcome.failures.count > 0 { throw ExitCode(1) }
   }
 }

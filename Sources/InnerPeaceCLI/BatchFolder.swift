@@ -44,8 +44,8 @@ struct BatchFolder: Sendable {
     shard == .all ? ".innerpeace-batch" : ".innerpeace-batch-\(shard.index)-of-\(shard.count)"
   }
 
-  /// Records the run's parameters; with `resume`, refuses a folder made with other parameters
-  /// (its files would not be the ones this run would make).
+  /// With `resume`, refuses a folder whose last run had other parameters (its files would not be
+  /// the ones this run would make).
   func checkRunParameters(_ parameters: String, resume: Bool) throws {
     let file = url.appendingPathComponent(parametersName)
     if resume, let previous = try? String(contentsOf: file, encoding: .utf8), previous != parameters {
@@ -53,7 +53,16 @@ struct BatchFolder: Sendable {
         "--resume: '\(url.path)' holds a batch made with other options (\(previous)); use the same options or another folder"
       )
     }
+  }
+
+  /// Records the run's parameters, for a later `--resume` to check.
+  func recordRunParameters(_ parameters: String) throws {
     try write(Array(parameters.utf8), named: parametersName)
+  }
+
+  /// Removes the files of these items, where they exist.
+  func remove(_ items: [BatchItem]) {
+    for item in items { unlink(url.appendingPathComponent(item.fileName).path) }
   }
 
   /// The bytes of the item's file if it is there and whole.

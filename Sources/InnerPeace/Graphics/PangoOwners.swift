@@ -121,6 +121,9 @@ final class TextLayout {
     pango_layout_set_width(handle, Int32((pixels / scale * Double(innerpeace_pango_scale)).rounded(.down)))
   }
 
+  /// No wrapping: each paragraph on one line.
+  func setUnlimitedWidth() { pango_layout_set_width(handle, -1) }
+
   func setAlignment(_ alignment: Alignment) {
     switch alignment {
     case .natural: pango_layout_set_alignment(handle, PANGO_ALIGN_LEFT)  // flipped for RTL by auto-dir

@@ -120,10 +120,24 @@ struct TextFitter {
     // no longer fits, the next smaller size is taken.
     var final: (size: Int, measured: (block: PixelRect, authorOffset: (x: Double, y: Double)))? = nil
     var index = chosen ?? sizes.count
+    // Verse (text with its own line breaks) reads best with each line whole: if a size not much
+    // smaller than the fitted one keeps every line unwrapped, take it, and do not re-balance.
+    let isVerse = text.contains("\n")
+    if isVerse && geometry.balancesLines, let fitted = chosen,
+      let whole = unwrappedSize(quote, below: sizes[fitted], sizes: sizes, overhang: overhang),
+      sizes[whole] * 10 >= sizes[fitted] * 7
+    {
+      let measured = measure(sizes[whole])
+      if fits(measured.block) && quote.lineCount == text.split(separator: "\n", omittingEmptySubsequences: false).count
+      {
+        index = sizes.count
+        final = (sizes[whole], measured)
+      }
+    }
     while index < sizes.count {
       var measured = measure(sizes[index])
       if fits(measured.block) {
-        if geometry.balancesLines && quote.lineCount > 1 {
+        if geometry.balancesLines && quote.lineCount > 1 && !isVerse {
           // The layouts must end in the state that `measured` describes.
           measured = balance(quote, size: sizes[index], measure: measure, fits: fits) ?? measure(sizes[index])
         }
@@ -169,6 +183,18 @@ struct TextFitter {
       truncated: truncated || quote.isEllipsized, quoteOrigin: (dx, dy),
       authorOrigin: (dx + measured.authorOffset.x, dy + measured.authorOffset.y),
       block: block.offsetBy(dx: dx, dy: dy), passes: passes)
+  }
+
+  /// The index of the largest candidate, no larger than `limit`, at which the quote's widest
+  /// line fits the bounds without wrapping; layouts scale linearly, so one unwrapped layout says.
+  private func unwrappedSize(_ quote: TextLayout, below limit: Int, sizes: [Int], overhang: Double) -> Int? {
+    quote.setPixelSize(TextLayout.referenceSize)
+    quote.setUnlimitedWidth()
+    let natural = quote.bounds.width / TextLayout.referenceSize
+    guard natural > 0 else { return nil }
+    // Leave the room `measure` leaves for italic overhang, and a pixel or so more.
+    let widest = Double(geometry.drawBounds.width) / (natural + overhang + 0.02)
+    return sizes.firstIndex { $0 <= limit && Double($0) <= widest }
   }
 
   /// Narrows the quote's wrap width as far as it goes without adding a line, so the lines come out
