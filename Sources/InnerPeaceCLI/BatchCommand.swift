@@ -39,7 +39,7 @@ struct BatchCommand: ParsableCommand {
   var count: Int?
 
   @Option(help: "Cards rendered at once. (default: one per core)")
-  var jobs = ProcessInfo.processInfo.activeProcessorCount
+  var jobs = min(256, ProcessInfo.processInfo.activeProcessorCount)
 
   @Option(help: ArgumentHelp("Render only shard I of N (1 <= I <= N).", valueName: "I/N"))
   var shard: String?
@@ -59,6 +59,21 @@ struct BatchCommand: ParsableCommand {
   @Flag(name: [.short, .long], help: "No progress output; only errors and the summary line.")
   var quiet = false
 
+  /// A fingerprint of what a catalog puts on cards: every quote and author, and each picture's
+  /// name, size and modification time (reading every photo would slow every start).
+  static func fingerprint(_ catalog: Catalog) -> String {
+    var hash = SHA256()
+    for quote in catalog.quotes { hash.update(Array("\(quote.text)\u{0}\(quote.author)\u{0}".utf8)) }
+    for picture in catalog.pictures {
+      let path = catalog.directory.appendingPathComponent(picture).path
+      let attributes = try? FileManager.default.attributesOfItem(atPath: path)
+      let size = (attributes?[.size] as? NSNumber)?.int64Value ?? -1
+      let modified = (attributes?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
+      hash.update(Array("\(picture)\u{0}\(size)\u{0}\(modified)\u{0}".utf8))
+    }
+    return String(hash.finalizeHex().prefix(16))
+  }
+
   func run() throws {
     guard (1...256).contains(jobs) else { throw CommandLineError.usage("--jobs \(jobs) must be from 1 to 256") }
     let chosenFormat = try ImageFormat(parsing: format)
@@ -73,8 +88,9 @@ struct BatchCommand: ParsableCommand {
     let folder = try BatchFolder(path: outDir, shard: chosenShard)
     let parameters =
       "seed=\(seed) format=\(chosenFormat.rawValue) presets=\(chosenPresets.map(\.description).joined(separator: ",")) "
-      + "count=\(count ?? catalog.quotes.count) shard=\(chosenShard)"
+      + "catalog=\(Self.fingerprint(catalog)) count=\(count ?? catalog.quotes.count) shard=\(chosenShard)"
     try folder.checkRunParameters(parameters, resume: resume)
+    folder.removeStaleTemporaries(of: plan.items)
     if !resume {
       // A new run replaces this plan's files; remove them first, so that an interruption can
       // never leave an older run's card under a name this run's manifest describes.

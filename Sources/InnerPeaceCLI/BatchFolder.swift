@@ -12,8 +12,7 @@ struct BatchFolder: Sendable {
   /// The permission bits new files get (0666 less the umask, read once).
   let fileMode: mode_t
 
-  /// Creates the folder if needed, checks that it is writable, and removes temporary files an
-  /// interrupted run left behind.
+  /// Creates the folder if needed and checks that it is writable.
   init(path: String, shard: Shard) throws {
     url = URL(fileURLWithPath: path, isDirectory: true)
     self.shard = shard
@@ -28,10 +27,6 @@ struct BatchFolder: Sendable {
     let mask = umask(0o022)
     umask(mask)
     fileMode = 0o666 & ~mask
-    for name in (try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []
-    where name.hasPrefix(".") && name.contains(".tmp-") {
-      unlink(url.appendingPathComponent(name).path)
-    }
   }
 
   private static func reason(_ error: any Error) -> String {
@@ -44,20 +39,48 @@ struct BatchFolder: Sendable {
     shard == .all ? ".innerpeace-batch" : ".innerpeace-batch-\(shard.index)-of-\(shard.count)"
   }
 
-  /// With `resume`, refuses a folder whose last run had other parameters (its files would not be
-  /// the ones this run would make).
+  /// With `resume`, refuses a folder where any run (this shard's or another's) had parameters
+  /// that change a card's bytes (seed, format, presets, catalog): its files would not be the
+  /// ones this run would make. Shard and count only choose which cards, so they may differ.
   func checkRunParameters(_ parameters: String, resume: Bool) throws {
-    let file = url.appendingPathComponent(parametersName)
-    if resume, let previous = try? String(contentsOf: file, encoding: .utf8), previous != parameters {
-      throw CommandLineError.usage(
-        "--resume: '\(url.path)' holds a batch made with other options (\(previous)); use the same options or another folder"
-      )
+    guard resume else { return }
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []
+    for name in names where name.hasPrefix(".innerpeace-batch") && !name.contains(".tmp-") {
+      guard let previous = try? String(contentsOf: url.appendingPathComponent(name), encoding: .utf8) else { continue }
+      if Self.cardDefining(previous) != Self.cardDefining(parameters) {
+        throw CommandLineError.usage(
+          "--resume: '\(url.path)' holds cards made with other options (\(previous)); use the same options or another folder"
+        )
+      }
     }
   }
 
-  /// Records the run's parameters, for a later `--resume` to check.
+  /// The parameters that decide a card's bytes: all but `shard=` and `count=`.
+  private static func cardDefining(_ parameters: String) -> [Substring] {
+    parameters.split(separator: " ").filter { !$0.hasPrefix("shard=") && !$0.hasPrefix("count=") }
+  }
+
+  /// Records the run's parameters, for a later `--resume` to check. If they cannot be written,
+  /// the previous run's record is removed, so that it cannot vouch for this run's files.
   func recordRunParameters(_ parameters: String) throws {
-    try write(Array(parameters.utf8), named: parametersName)
+    do {
+      try write(Array(parameters.utf8), named: parametersName)
+    } catch {
+      unlink(url.appendingPathComponent(parametersName).path)
+      throw error
+    }
+  }
+
+  /// Removes temporary files an interrupted run of this shard left behind: only those of its own
+  /// cards and records, never another shard's, which may be writing into the same folder now.
+  func removeStaleTemporaries(of items: [BatchItem]) {
+    var own = Set(items.map(\.fileName))
+    own.formUnion([manifestName, galleryName, parametersName])
+    for name in (try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? [] where name.hasPrefix(".") {
+      guard let marker = name.range(of: ".tmp-", options: .backwards) else { continue }
+      let target = String(name[name.index(after: name.startIndex)..<marker.lowerBound])
+      if own.contains(target) { unlink(url.appendingPathComponent(name).path) }
+    }
   }
 
   /// Removes the files of these items, where they exist.
