@@ -24,9 +24,7 @@ struct BatchFolder: Sendable {
     guard access(url.path, W_OK) == 0 else {
       throw CommandLineError.cannotWrite("cannot write into '\(path)': \(String(cString: strerror(errno)))")
     }
-    let mask = umask(0o022)
-    umask(mask)
-    fileMode = 0o666 & ~mask
+    fileMode = AtomicFile.defaultMode
   }
 
   private static func reason(_ error: any Error) -> String {
@@ -97,37 +95,12 @@ struct BatchFolder: Sendable {
     return ImageFileCheck.isComplete(bytes, format: item.format) ? bytes : nil
   }
 
-  /// Writes a file atomically: a temporary file in the folder, every byte written, flushed to
-  /// disk, then renamed over the final name. On any failure the temporary file is removed and no
-  /// final file is touched.
-  func write(_ bytes: [UInt8], named name: String) throws {
-    var template = Array(url.appendingPathComponent(".\(name).tmp-XXXXXX").path.utf8CString)
-    let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-    guard descriptor >= 0 else { throw BatchWriteError(file: name, reason: String(cString: strerror(errno))) }
-    let temporary = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    func failure() -> BatchWriteError { BatchWriteError(file: name, reason: String(cString: strerror(errno))) }
-    var offset = 0
-    while offset < bytes.count {
-      let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, bytes.count - offset) }
-      if written < 0 && errno == EINTR { continue }
-      guard written > 0 else {
-        let error = failure()
-        close(descriptor)
-        unlink(temporary)
-        throw error
-      }
-      offset += written
-    }
-    guard fchmod(descriptor, fileMode) == 0, fsync(descriptor) == 0 else {
-      let error = failure()
-      close(descriptor)
-      unlink(temporary)
-      throw error
-    }
-    guard close(descriptor) == 0, rename(temporary, url.appendingPathComponent(name).path) == 0 else {
-      let error = failure()
-      unlink(temporary)
-      throw error
+  /// Writes a file of the batch atomically (``AtomicFile``).
+  func write(_ bytes: [UInt8], named name: String) throws(BatchWriteError) {
+    do throws(AtomicFile.Failure) {
+      try AtomicFile.write(bytes, to: url.appendingPathComponent(name).path, mode: fileMode)
+    } catch {
+      throw BatchWriteError(file: name, reason: error.reason)
     }
   }
 
