@@ -132,7 +132,7 @@ enum ImageEncoding {
           into: buffer.baseAddress! + y * width * channels)
       }
     }
-    // The advanced API, for its speed setting: method 2 is about three times faster than the
+    // The advanced API, for its speed setting: method 2 is about twice as fast as the
     // simple API's method 4, for files about 2 % larger (BENCHMARKS.md).
     var config = WebPConfig()
     guard WebPConfigInit(&config) != 0 else { throw .renderFailed(reason: "libwebp version mismatch") }
