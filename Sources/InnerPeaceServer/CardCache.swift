@@ -21,17 +21,6 @@ final class CardCache: Sendable {
   init(capacityBytes: Int) { self.capacityBytes = capacityBytes }
 
   var byteCount: Int { state.withLock { $0.bytes } }
-  var count: Int { state.withLock { $0.entries.count } }
-
-  func card(for key: String) -> ServedCard? {
-    state.withLock { state in
-      guard var entry = state.entries[key] else { return nil }
-      state.clock += 1
-      entry.lastUse = state.clock
-      state.entries[key] = entry
-      return entry.card
-    }
-  }
 
   func store(_ card: ServedCard, for key: String) {
     let size = card.byteCount + key.utf8.count

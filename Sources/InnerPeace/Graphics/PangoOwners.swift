@@ -84,7 +84,7 @@ final class FontDescription {
 /// Widths and heights given in pixels are divided by the scale, extents are multiplied by it,
 /// and drawing scales the Cairo context.
 final class TextLayout {
-  enum Alignment { case natural, center, opposite }
+  enum Alignment { case natural, center }
 
   /// The size Pango actually lays out at, in pixels.
   static let referenceSize = 128.0
@@ -128,7 +128,6 @@ final class TextLayout {
     switch alignment {
     case .natural: pango_layout_set_alignment(handle, PANGO_ALIGN_LEFT)  // flipped for RTL by auto-dir
     case .center: pango_layout_set_alignment(handle, PANGO_ALIGN_CENTER)
-    case .opposite: pango_layout_set_alignment(handle, PANGO_ALIGN_RIGHT)
     }
   }
 
