@@ -62,7 +62,7 @@ public struct Catalog: Sendable {
   /// The bundled catalog (`Resources/` of the package).
   /// - Throws: ``InnerPeaceError/catalogUnreadable(file:reason:)`` if the bundle is missing.
   public static func bundled() throws(InnerPeaceError) -> Catalog {
-    guard let directory = BundledResourcesLocator.catalogDirectory else {
+    guard let directory = BundledResources.catalogDirectory else {
       throw .catalogUnreadable(
         file: "Resources", reason: "the bundled catalog was not found next to the executable (set INNERPEACE_HOME)")
     }
@@ -177,10 +177,4 @@ public struct Catalog: Sendable {
       throw .pictureUndecodable(name: name, reason: failure.reason)
     }
   }
-}
-
-/// Where the bundled resources are, through the resource target.
-enum BundledResourcesLocator {
-  static var catalogDirectory: URL? { BundledResources.catalogDirectory }
-  static var fontsDirectory: URL? { BundledResources.fontsDirectory }
 }

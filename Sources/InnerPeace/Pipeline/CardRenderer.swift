@@ -1,5 +1,6 @@
 internal import CInnerPeace
 public import Foundation
+import InnerPeaceResources
 
 /// Renders quote cards. Create one and share it: a render is one synchronous call on the calling
 /// thread, safe to make from several threads at once. Every Cairo and Pango object lives and
@@ -20,7 +21,7 @@ public final class CardRenderer: Sendable {
     throws(InnerPeaceError)
   {
     self.catalog = catalog
-    self.fontPath = try FontSetup.register(fontsDirectory: fontsDirectory ?? BundledResourcesLocator.fontsDirectory)
+    self.fontPath = try FontSetup.register(fontsDirectory: fontsDirectory ?? BundledResources.fontsDirectory)
     self.backgrounds = BackgroundCache(capacityBytes: backgroundCacheBytes)
   }
 
