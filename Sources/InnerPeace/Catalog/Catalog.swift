@@ -97,13 +97,20 @@ public struct Catalog: Sendable {
     }
   }
 
+  /// Parses a catalog file; malformed JSON and duplicated keys (which Foundation would resolve
+  /// silently, dropping one of the two values) are errors with a line and column.
   private static func parse(_ data: Data, file: URL) throws(InnerPeaceError) -> Any {
+    let value: Any
     do {
-      return try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+      value = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
     } catch {
       let position = JSONErrorLocator.locate(in: [UInt8](data))
       throw .catalogMalformed(file: file.path, line: position.line, column: position.column, reason: position.reason)
     }
+    if let problem = JSONErrorLocator.firstProblem(in: [UInt8](data)) {
+      throw .catalogMalformed(file: file.path, line: problem.line, column: problem.column, reason: problem.reason)
+    }
+    return value
   }
 
   static func loadQuotes(_ url: URL) throws(InnerPeaceError) -> [Quote] {

@@ -14,20 +14,27 @@ enum JSONErrorLocator {
 
   /// The first syntax error in `bytes`; if the text is valid JSON, the position just past it.
   static func locate(in bytes: [UInt8]) -> Position {
+    firstProblem(in: bytes) ?? position(of: Failure(offset: bytes.count, reason: "invalid JSON"), in: bytes)
+  }
+
+  /// The first syntax error or duplicated object key in `bytes` (RFC 8259 leaves a duplicate's
+  /// meaning open, and Foundation silently keeps one of the two), or `nil` for JSON without either.
+  static func firstProblem(in bytes: [UInt8]) -> Position? {
     var parser = Parser(bytes: bytes)
-    let failure: Failure
     do {
       parser.skipSpace()
       try parser.value(depth: 0)
       parser.skipSpace()
       if parser.offset < bytes.count {
-        failure = Failure(offset: parser.offset, reason: "unexpected text after the JSON value")
-      } else {
-        failure = Failure(offset: parser.offset, reason: "invalid JSON")
+        return position(of: Failure(offset: parser.offset, reason: "unexpected text after the JSON value"), in: bytes)
       }
+      return nil
     } catch {
-      failure = error
+      return position(of: error, in: bytes)
     }
+  }
+
+  private static func position(of failure: Failure, in bytes: [UInt8]) -> Position {
     var line = 1
     var column = 1
     var index = 0
@@ -56,6 +63,45 @@ enum JSONErrorLocator {
     }
 
     func fail(_ reason: String) -> Failure { Failure(offset: offset, reason: reason) }
+
+    /// The value of a JSON string literal already checked by ``string()``, quotes included, with
+    /// its escapes resolved, so `"text"` and `"te\u0078t"` are the same key.
+    static func decodedString(_ literal: ArraySlice<UInt8>) -> String {
+      let body = literal.dropFirst().dropLast()
+      guard body.contains(UInt8(ascii: "\\")) else { return String(decoding: body, as: UTF8.self) }
+      var index = body.startIndex
+      func hexValue(_ at: Int) -> UInt16 {
+        body[at..<at + 4].reduce(0) { value, byte in
+          value << 4 | UInt16(Character(Unicode.Scalar(byte)).hexDigitValue ?? 0)
+        }
+      }
+      var utf16: [UInt16] = []
+      while index < body.endIndex {
+        let byte = body[index]
+        if byte != UInt8(ascii: "\\") {
+          // Copy one UTF-8 sequence as UTF-16.
+          var end = index + 1
+          while end < body.endIndex && body[end] & 0xC0 == 0x80 { end += 1 }
+          utf16.append(contentsOf: String(decoding: body[index..<end], as: UTF8.self).utf16)
+          index = end
+          continue
+        }
+        let escaped = body[index + 1]
+        index += 2
+        switch escaped {
+        case UInt8(ascii: "u"):
+          utf16.append(hexValue(index))
+          index += 4
+        case UInt8(ascii: "b"): utf16.append(0x08)
+        case UInt8(ascii: "f"): utf16.append(0x0C)
+        case UInt8(ascii: "n"): utf16.append(0x0A)
+        case UInt8(ascii: "r"): utf16.append(0x0D)
+        case UInt8(ascii: "t"): utf16.append(0x09)
+        default: utf16.append(UInt16(escaped))
+        }
+      }
+      return String(decoding: utf16, as: UTF16.self)
+    }
 
     mutating func value(depth: Int) throws(Failure) {
       guard depth < 512 else { throw fail("nesting is too deep") }
@@ -162,10 +208,16 @@ enum JSONErrorLocator {
         offset += 1
         return
       }
+      var keys: Set<String> = []
       while true {
         skipSpace()
         guard current == UInt8(ascii: "\"") else { throw fail("expected a \"key\" in object") }
+        let keyStart = offset
         try string()
+        let key = Parser.decodedString(bytes[keyStart..<offset])
+        guard keys.insert(key).inserted else {
+          throw Failure(offset: keyStart, reason: "duplicate key \"\(key)\" in object")
+        }
         skipSpace()
         guard current == UInt8(ascii: ":") else { throw fail("expected ':' after key") }
         offset += 1
