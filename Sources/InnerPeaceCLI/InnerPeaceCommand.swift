@@ -14,7 +14,11 @@ struct InnerPeaceCommand: AsyncParsableCommand {
 
   /// Parses and runs a command; every failure is one line on stderr and a non-zero exit status.
   static func main() async {
+    MemoryPolicy.apply()
     do {
+      if let argument = firstArgumentNotUTF8() {
+        throw CommandLineError.usage("\(argument) is not valid UTF-8")
+      }
       var command = try parseAsRoot()
       if var asyncCommand = command as? any AsyncParsableCommand {
         try await asyncCommand.run()
@@ -37,6 +41,27 @@ struct InnerPeaceCommand: AsyncParsableCommand {
         message(for: error).split(separator: "\n").first.map(String.init) ?? "invalid arguments", code: ExitStatus.usage
       )
     }
+  }
+
+  /// The option (or position) of the first argument whose bytes are not UTF-8. Swift's
+  /// `CommandLine.arguments` would replace such bytes with U+FFFD, and a card would show text the
+  /// user never wrote; the service refuses the same bytes with a 400.
+  static func firstArgumentNotUTF8() -> String? {
+    let argv = CommandLine.unsafeArgv
+    for position in 1..<Int(CommandLine.argc) {
+      guard let raw = argv[position] else { continue }
+      let bytes = UnsafeRawBufferPointer(start: raw, count: strlen(raw)).bindMemory(to: UInt8.self)
+      guard String(validating: bytes, as: UTF8.self) == nil else { continue }
+      // `--text=value` names its option; a value after `--text` is named by the option before it.
+      if bytes.starts(with: "--".utf8), let equals = bytes.firstIndex(of: UInt8(ascii: "=")) {
+        return "the value of \(String(decoding: bytes[..<equals], as: UTF8.self))"
+      }
+      if position > 1, let previous = argv[position - 1], previous.pointee == UInt8(ascii: "-") {
+        return "the value of \(String(cString: previous))"
+      }
+      return "argument \(position)"
+    }
+    return nil
   }
 
   private static func fail(_ message: String, code: Int32) -> Never {

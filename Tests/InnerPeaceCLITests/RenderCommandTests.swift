@@ -388,4 +388,29 @@ struct RenderCommandTests {
     let lines = stderr.split(separator: "\n")
     #expect(lines.count == 1 && lines.first?.hasPrefix("innerpeace: error: ") == true, "\(stderr)")
   }
+
+  // MARK: Arguments that are not UTF-8
+
+  /// Bytes that are not UTF-8 reach the binary through a shell (Foundation's `Process` takes only
+  /// Swift strings). Swift would turn them into U+FFFD and draw that; they must be refused instead.
+  @Test(arguments: [
+    (["render", "--text", "BAD", "--size", "300x200"], "--text"),
+    (["render", "--text=BAD", "--size", "300x200"], "--text"),
+    (["render", "--text", "fine", "--author", "BAD", "--size", "300x200"], "--author"),
+  ])
+  func argumentThatIsNotUTF8IsRefused(_ arguments: [String], option: String) throws {
+    guard let binary = innerpeaceBinary else { throw CLI.Missing() }
+    try withTemporaryFolder { folder in
+      let out = folder.appendingPathComponent("card.png")
+      // The shell replaces BAD with "ab", the byte 0xFF, then "cd".
+      let quoted = arguments.map { "'\($0.replacingOccurrences(of: "BAD", with: "'\"$bad\"'"))'" }
+      let script =
+        "bad=$(printf 'ab\\377cd'); exec '\(binary.path)' \(quoted.joined(separator: " ")) --out '\(out.path)'"
+      let result = try ExternalTool.run("/bin/sh", ["-c", script])
+      #expect(result.status == 64, "exit status \(result.status): \(result.stderr)")
+      #expect(
+        result.stderrLines == ["innerpeace: error: the value of \(option) is not valid UTF-8"], "\(result.stderr)")
+      #expect(listing(folder).isEmpty, "\(listing(folder))")
+    }
+  }
 }
