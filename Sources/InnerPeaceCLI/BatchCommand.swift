@@ -95,6 +95,7 @@ struct BatchCommand: ParsableCommand {
       // A new run replaces this plan's files; remove them first, so that an interruption can
       // never leave an older run's card under a name this run's manifest describes.
       folder.remove(plan.items)
+      folder.removeJournal()
     }
     do {
       try folder.recordRunParameters(parameters)

@@ -36,6 +36,11 @@ struct BatchFolder: Sendable {
   private var parametersName: String {
     shard == .all ? ".innerpeace-batch" : ".innerpeace-batch-\(shard.index)-of-\(shard.count)"
   }
+  /// The checksum of every card this run wrote, a line each, for `--resume` after an interruption
+  /// (the manifest is written only at the end). Removed once the manifest holds them.
+  private var journalName: String {
+    shard == .all ? ".innerpeace-journal" : ".innerpeace-journal-\(shard.index)-of-\(shard.count)"
+  }
 
   /// With `resume`, refuses a folder where any run (this shard's or another's) had parameters
   /// that change a card's bytes (seed, format, presets, catalog): its files would not be the
@@ -86,14 +91,60 @@ struct BatchFolder: Sendable {
     for item in items { unlink(url.appendingPathComponent(item.fileName).path) }
   }
 
-  /// The bytes of the item's file if it is there and whole.
-  func completeFile(_ item: BatchItem) -> [UInt8]? {
-    guard let data = FileManager.default.contents(atPath: url.appendingPathComponent(item.fileName).path) else {
-      return nil
-    }
-    let bytes = [UInt8](data)
-    return ImageFileCheck.isComplete(bytes, format: item.format) ? bytes : nil
+  /// The SHA-256 of the item's file if it is there and holds exactly the bytes a run recorded for
+  /// it (`recorded`, from ``recordedChecksums()``): a file damaged anywhere, or never recorded,
+  /// gives `nil` and is made again.
+  func verifiedChecksum(of item: BatchItem, recorded: [String: String]) -> String? {
+    guard let expected = recorded[item.fileName],
+      let data = FileManager.default.contents(atPath: url.appendingPathComponent(item.fileName).path)
+    else { return nil }
+    let checksum = SHA256.hex(of: [UInt8](data))
+    return checksum == expected ? checksum : nil
   }
+
+  /// The checksums that earlier runs recorded, by file name: every manifest's, then every
+  /// journal's (newer: written as each card was), the last record of a file winning.
+  func recordedChecksums() -> [String: String] {
+    var checksums: [String: String] = [:]
+    let names = ((try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []).sorted()
+    for name in names where name.hasPrefix("manifest") && name.hasSuffix(".json") {
+      guard let data = FileManager.default.contents(atPath: url.appendingPathComponent(name).path),
+        let manifest = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
+        let images = manifest["images"] as? [[String: Any]]
+      else { continue }
+      for image in images {
+        if let file = image["file"] as? String, let checksum = image["sha256"] as? String { checksums[file] = checksum }
+      }
+    }
+    for name in names where name.hasPrefix(".innerpeace-journal") && !name.contains(".tmp-") {
+      guard let data = FileManager.default.contents(atPath: url.appendingPathComponent(name).path) else { continue }
+      // "checksum file" lines; a line cut short by an interruption has no file name and is skipped.
+      for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
+        let parts = line.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].count == 64 else { continue }
+        checksums[String(parts[1])] = String(parts[0])
+      }
+    }
+    return checksums
+  }
+
+  /// Records a card's checksum before its file is renamed into place, so that every card under a
+  /// final name has a record a later `--resume` can check it against.
+  func journal(checksum: String, file: String) throws(BatchWriteError) {
+    let descriptor = open(
+      url.appendingPathComponent(journalName).path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, fileMode)
+    guard descriptor >= 0 else { throw BatchWriteError(file: journalName, reason: String(cString: strerror(errno))) }
+    defer { close(descriptor) }
+    do throws(AtomicFile.Failure) {
+      // One write of one short line: appends from several threads do not interleave.
+      try AtomicFile.writeAll(Array("\(checksum) \(file)\n".utf8), to: descriptor)
+    } catch {
+      throw BatchWriteError(file: journalName, reason: error.reason)
+    }
+  }
+
+  /// Starts this shard's journal afresh (a new run: the plan's old files are gone).
+  func removeJournal() { unlink(url.appendingPathComponent(journalName).path) }
 
   /// Writes a file of the batch atomically (``AtomicFile``).
   func write(_ bytes: [UInt8], named name: String) throws(BatchWriteError) {
@@ -133,6 +184,8 @@ struct BatchFolder: Sendable {
       fsync(folder)
       close(folder)
     }
+    // The manifest on disk now records every checksum the journal held.
+    removeJournal()
   }
 }
 

@@ -41,6 +41,8 @@ final class BatchRunner: Sendable {
   let progress: BatchProgress
   private let next = Mutex(0)
   private let outcome = Mutex(BatchOutcome())
+  /// With `resume`, the checksums earlier runs recorded, which a kept file must match.
+  private let recorded: [String: String]
 
   init(plan: BatchPlan, renderer: CardRenderer, folder: BatchFolder, resume: Bool, jobs: Int, progress: BatchProgress) {
     self.plan = plan
@@ -49,6 +51,7 @@ final class BatchRunner: Sendable {
     self.resume = resume
     self.jobs = jobs
     self.progress = progress
+    recorded = resume ? folder.recordedChecksums() : [:]
   }
 
   func run() -> BatchOutcome {
@@ -87,10 +90,9 @@ final class BatchRunner: Sendable {
       let item = plan.items[index]
       let quote = renderer.catalog.quotes[item.quoteIndex]
       let size = item.preset.size
-      if resume, let existing = folder.completeFile(item) {
+      if resume, let checksum = folder.verifiedChecksum(of: item, recorded: recorded) {
         record(
-          ManifestEntry(
-            item: item, quote: quote, width: size.width, height: size.height, sha256: SHA256.hex(of: existing)),
+          ManifestEntry(item: item, quote: quote, width: size.width, height: size.height, sha256: checksum),
           skipped: true)
         continue
       }
@@ -99,10 +101,11 @@ final class BatchRunner: Sendable {
           CardRequest(
             preset: item.preset, quote: .index(item.quoteIndex), picture: .named(item.picture), seed: 0,
             format: item.format))
+        let checksum = SHA256.hex(of: card.bytes)
+        try folder.journal(checksum: checksum, file: item.fileName)
         try folder.write(card.bytes, named: item.fileName)
         record(
-          ManifestEntry(
-            item: item, quote: quote, width: size.width, height: size.height, sha256: SHA256.hex(of: card.bytes)),
+          ManifestEntry(item: item, quote: quote, width: size.width, height: size.height, sha256: checksum),
           skipped: false)
       } catch let error as InnerPeaceError {
         fail(BatchFailure(file: item.fileName, reason: error.description))
