@@ -71,6 +71,7 @@ let package = Package(
       name: "InnerPeaceCLI",
       dependencies: [
         "InnerPeace",
+        "CInnerPeaceKernels",
         "InnerPeaceServer",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],

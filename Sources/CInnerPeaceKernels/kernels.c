@@ -2,6 +2,26 @@
 
 #include <string.h>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+int innerpeace_set_malloc_policy(int mmap_threshold, int maximum_arenas) {
+#if defined(__GLIBC__)
+  return mallopt(M_MMAP_THRESHOLD, mmap_threshold) == 1 && mallopt(M_ARENA_MAX, maximum_arenas) == 1;
+#else
+  (void)mmap_threshold;
+  (void)maximum_arenas;
+  return 0;
+#endif
+}
+
+void innerpeace_malloc_trim(void) {
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
+}
+
 void innerpeace_box_vertical(const uint8_t *restrict source, uint8_t *restrict target, uint16_t *restrict sums,
                              int width, int height, int radius) {
   // A window of at most 257 rows of bytes fits 16 bits, so eight sums go in one SSE register.

@@ -38,4 +38,11 @@ void innerpeace_unpack_row(const uint8_t *source, uint8_t *target, int width, in
 /// PNG Up filter: target[0] = 2, target[1 + i] = current[i] - previous[i].
 void innerpeace_png_up(const uint8_t *current, const uint8_t *previous, uint8_t *target, size_t count);
 
+/// glibc's mallopt(M_MMAP_THRESHOLD) and mallopt(M_ARENA_MAX): Swift's Glibc module does not
+/// export <malloc.h>. No-ops elsewhere. Returns 1 when both were applied.
+int innerpeace_set_malloc_policy(int mmap_threshold, int maximum_arenas);
+
+/// glibc's malloc_trim(0): gives the free memory of every arena back to the system. No-op elsewhere.
+void innerpeace_malloc_trim(void);
+
 #endif
