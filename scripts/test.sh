@@ -10,4 +10,14 @@ if swift format --version >/dev/null 2>&1; then
 fi
 swift build --build-tests
 swift test --skip-build
+# ThreadSanitizer and AddressSanitizer over the renderer, the render pool and the server, each in
+# a build folder of its own. The test bundle is run directly: `swift test --skip-build` does not
+# find a sanitized build's description. Leak reports are off under ASan: Foundation's and
+# fontconfig's process-lifetime caches would fill them; memory errors still fail the run.
+for sanitizer in thread address; do
+  swift build --build-tests --sanitize="$sanitizer" --scratch-path ".build-$sanitizer"
+  ASAN_OPTIONS=detect_leaks=0 TSAN_OPTIONS=halt_on_error=1 \
+    ".build-$sanitizer/debug/innerpeacePackageTests.xctest" --testing-library swift-testing \
+    --filter InnerPeaceServerTests --filter RenderTests
+done
 /usr/bin/python3 Tests/browser/page_test.py --binary .build/debug/innerpeace
