@@ -63,7 +63,7 @@ struct FrameChannel {
   ) {
     let prefix = try readExactly(WorkerWire.prefixLength, deadline: deadline)
     let parsed: (kind: WorkerWire.Kind, headerLength: Int, bodyLength: Int)
-    do { parsed = try WorkerWire.parsePrefix(prefix) } catch { throw .malformed(error) }
+    do throws(WireError) { parsed = try WorkerWire.parsePrefix(prefix) } catch { throw .malformed(error) }
     let header = try readExactly(parsed.headerLength, deadline: deadline)
     let body = try readExactly(parsed.bodyLength, deadline: deadline)
     return (parsed.kind, header, body)

@@ -25,30 +25,37 @@ public enum RenderWorker {
     guard output >= 0, dup2(2, 1) == 1 else { return 1 }
     let input = FrameChannel(descriptor: 0, usesSend: false)
     let answers = FrameChannel(descriptor: output, usesSend: false)
-    do {
+    do throws(FrameChannel.Failure) {
       var ready = WireWriter()
       ready.int(Int(getpid()))
       try answers.sendFrame(.ready, header: ready.bytes)
-      while true {
-        let frame: (kind: WorkerWire.Kind, header: [UInt8], body: [UInt8])
-        do { frame = try input.receiveFrame(deadline: nil) } catch .closed { return 0 }
-        guard frame.kind == .request else { throw FrameChannel.Failure.malformed(WireError("not a request")) }
-        let request: CardRequest
-        do { request = try WorkerWire.decodeRequest(frame.header) } catch {
-          throw FrameChannel.Failure.malformed(error)
-        }
+      while let request = try nextRequest(input) {
         RenderFaults.inject(for: request)
-        do throws(InnerPeaceError) {
-          let card = try renderer.render(request)
+        switch Result(catching: { () throws(InnerPeaceError) in try renderer.render(request) }) {
+        case .success(let card):
           try answers.sendFrame(.card, header: WorkerWire.encodeFacts(card), body: card.bytes)
-        } catch {
+        case .failure(let error):
           try answers.sendFrame(.failure, header: WorkerWire.encode(error))
         }
       }
+      return 0
     } catch {
-      FileHandle.standardError.write(Data("innerpeace render-worker \(getpid()): \(error)\n".utf8))
+      FileHandle.standardError.write(Data("innerpeace render-worker \(getpid()): \(error.description)\n".utf8))
       return 1
     }
+  }
+
+  /// The next request, or `nil` when the server has closed our stdin.
+  private static func nextRequest(_ input: FrameChannel) throws(FrameChannel.Failure) -> CardRequest? {
+    let frame: (kind: WorkerWire.Kind, header: [UInt8], body: [UInt8])
+    do {
+      frame = try input.receiveFrame(deadline: nil)
+    } catch {
+      if case .closed = error { return nil }
+      throw error
+    }
+    guard frame.kind == .request else { throw .malformed(WireError("not a request frame")) }
+    do throws(WireError) { return try WorkerWire.decodeRequest(frame.header) } catch { throw .malformed(error) }
   }
 }
 

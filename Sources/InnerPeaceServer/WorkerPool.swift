@@ -77,12 +77,12 @@ final class WorkerPool: @unchecked Sendable {
   }
 
   private var running: Int {
-    slots.count { slot in
+    slots.count(where: { slot in
       switch slot {
       case .idle, .busy: true
       case .starting, .empty: false
       }
-    }
+    })
   }
 
   /// Renders one request on a worker; blocks the calling thread (a render pool thread).
@@ -113,17 +113,21 @@ final class WorkerPool: @unchecked Sendable {
   /// Stops the workers once every render has come back: each sees its stdin close and exits, or
   /// is killed after a grace period. Returns when all are reaped.
   func shutdown() async {
+    beginStopping()
+    while !isStopped { try? await Task.sleep(for: .milliseconds(5)) }
+  }
+
+  private func beginStopping() {
     condition.lock()
+    defer { condition.unlock() }
     stopping = true
     condition.broadcast()
-    condition.unlock()
-    while true {
-      condition.lock()
-      let done = stopped
-      condition.unlock()
-      if done { return }
-      try? await Task.sleep(for: .milliseconds(5))
-    }
+  }
+
+  private var isStopped: Bool {
+    condition.lock()
+    defer { condition.unlock() }
+    return stopped
   }
 
   // MARK: Slots
@@ -228,7 +232,7 @@ final class WorkerPool: @unchecked Sendable {
     }
     condition.lock()
     stopped = true
-    workersGauge.set(0)
+    workersGauge.set(Double(0))
     condition.broadcast()
     condition.unlock()
   }

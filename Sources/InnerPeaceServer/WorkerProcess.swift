@@ -77,7 +77,7 @@ final class WorkerProcess: @unchecked Sendable {
 
   /// Waits for the worker's ready frame (it has loaded the catalog and the fonts).
   func awaitReady(deadline: ContinuousClock.Instant) throws(WorkerFailure) {
-    do {
+    do throws(FrameChannel.Failure) {
       let frame = try channel.receiveFrame(deadline: deadline)
       guard frame.kind == .ready else { throw FrameChannel.Failure.malformed(WireError("no ready frame")) }
     } catch {
@@ -90,20 +90,20 @@ final class WorkerProcess: @unchecked Sendable {
   func render(_ request: CardRequest, deadline: ContinuousClock.Instant) throws(WorkerFailure) -> Result<
     RenderedCard, InnerPeaceError
   > {
-    do {
+    do throws(FrameChannel.Failure) {
       try channel.sendFrame(.request, header: WorkerWire.encode(request))
     } catch {
       throw WorkerFailure(description: end(after: error), requestUnsent: true)
     }
-    do {
+    do throws(FrameChannel.Failure) {
       let frame = try channel.receiveFrame(deadline: deadline)
       switch frame.kind {
       case .card:
-        do { return .success(try WorkerWire.decodeCard(facts: frame.header, bytes: frame.body)) } catch {
+        do throws(WireError) { return .success(try WorkerWire.decodeCard(facts: frame.header, bytes: frame.body)) } catch {
           throw FrameChannel.Failure.malformed(error)
         }
       case .failure:
-        do { return .failure(try WorkerWire.decodeError(frame.header)) } catch {
+        do throws(WireError) { return .failure(try WorkerWire.decodeError(frame.header)) } catch {
           throw FrameChannel.Failure.malformed(error)
         }
       case .request, .ready:
