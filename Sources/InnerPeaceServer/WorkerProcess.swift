@@ -99,7 +99,9 @@ final class WorkerProcess: @unchecked Sendable {
       let frame = try channel.receiveFrame(deadline: deadline)
       switch frame.kind {
       case .card:
-        do throws(WireError) { return .success(try WorkerWire.decodeCard(facts: frame.header, bytes: frame.body)) } catch {
+        do throws(WireError) {
+          return .success(try WorkerWire.decodeCard(facts: frame.header, bytes: frame.body))
+        } catch {
           throw FrameChannel.Failure.malformed(error)
         }
       case .failure:

@@ -387,7 +387,8 @@ func processIsRunning(_ pid: pid_t) -> Bool { processStat(pid).map { $0.state !=
 /// copy of it) nor its stderr (fd 2, and fd 1 pointed at it): each as "fd -> target".
 func descriptorLeaks(in pid: pid_t) -> [String] {
   let folder = "/proc/\(pid)/fd"
-  let target = { (fd: String) in (try? FileManager.default.destinationOfSymbolicLink(atPath: "\(folder)/\(fd)")) ?? "?" }
+  let target = { (fd: String) in (try? FileManager.default.destinationOfSymbolicLink(atPath: "\(folder)/\(fd)")) ?? "?"
+  }
   let allowed: Set<String> = [target("0"), target("2")]
   let entries = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
   return entries.filter { !allowed.contains(target($0)) }.map { "\($0) -> \(target($0))" }
