@@ -231,6 +231,23 @@ import Testing
     #expect(server.stderr.contains("failed to start"), "\(server.stderr)")
   }
 
+  /// A worker that cannot start at all stops `serve` at start-up: exit 70, one line naming the
+  /// cause, never a "listening" line.
+  @Test(.timeLimit(.minutes(1)))
+  func workerThatCannotStartFailsStartUp() async throws {
+    let flag = FileManager.default.temporaryDirectory.appendingPathComponent("innerpeace-no-start-\(UUID().uuidString)")
+    FileManager.default.createFile(atPath: flag.path, contents: Data())
+    defer { try? FileManager.default.removeItem(at: flag) }
+    let server = try await WorkerServer.start(
+      arguments: ["--concurrency", "1"], environment: ["INNERPEACE_FAULT_START_FILE": flag.path])
+    defer { server.stop() }
+    #expect(server.port == nil)
+    let status = try await server.waitForExit(timeout: .seconds(20))
+    #expect(status == 70, "\(server.stderr)")
+    #expect(server.stderr.contains("render worker: did not start"), "\(server.stderr)")
+    #expect(!server.stderr.contains("listening"))
+  }
+
   /// Workers die with the server even when it is killed outright (no drain, no closing).
   @Test(.timeLimit(.minutes(1)))
   func workersDieWithAKilledServer() async throws {
