@@ -37,13 +37,15 @@ let package = Package(
     ),
     // The blur's and the PNG writer's pixel loops, in C so they vectorise.
     .target(name: "CInnerPeaceKernels"),
+    // Spawning render worker processes and arming their parent-death signal.
+    .target(name: "CInnerPeaceProcess"),
     // The bundled catalog (top-level Resources/) and fonts (top-level Fonts/), copied as they are.
     .target(
       name: "InnerPeaceResources",
       path: ".",
       exclude: [
         "README.md", "BENCHMARKS.md", "LICENSE", "Tests", "Sources/CInnerPeace", "Sources/CInnerPeaceKernels",
-        "Sources/InnerPeace",
+        "Sources/CInnerPeaceProcess", "Sources/InnerPeace",
         "Sources/InnerPeaceCLI", "Sources/InnerPeaceBench", "Sources/InnerPeaceServer", "docs",
       ],
       sources: ["Sources/InnerPeaceResources"],
@@ -59,6 +61,7 @@ let package = Package(
       name: "InnerPeaceServer",
       dependencies: [
         "InnerPeace",
+        "CInnerPeaceProcess",
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "Logging", package: "swift-log"),
         .product(name: "NIOCore", package: "swift-nio"),

@@ -9,7 +9,10 @@ struct InnerPeaceCommand: AsyncParsableCommand {
     commandName: "innerpeace",
     abstract: "Calm quote cards: white italic serif with a soft dark halo over a nature photograph.",
     version: "0.1.0",
-    subcommands: [RenderCommand.self, ServeCommand.self, BatchCommand.self, QuotesCommand.self, ScheduleCommand.self]
+    subcommands: [
+      RenderCommand.self, ServeCommand.self, BatchCommand.self, QuotesCommand.self, ScheduleCommand.self,
+      RenderWorkerCommand.self,
+    ]
   )
 
   /// Parses and runs a command; every failure is one line on stderr and a non-zero exit status.

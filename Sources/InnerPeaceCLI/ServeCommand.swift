@@ -10,8 +10,9 @@ struct ServeCommand: AsyncParsableCommand {
     commandName: "serve",
     abstract: "Serve cards over HTTP (see /openapi.yaml once it runs).",
     discussion: """
-      Renders run on --concurrency threads behind a queue of --queue; past that the server answers
-      503 with Retry-After. Rendered cards are kept in --cache-mb of memory. SIGTERM or SIGINT
+      Renders run in --concurrency worker processes behind a queue of --queue; past that the server
+      answers 503 with Retry-After. A render that crashes or exceeds --render-timeout costs its own
+      request a 500; its worker is replaced. Rendered cards are kept in --cache-mb of memory. SIGTERM or SIGINT
       drains the requests in flight and exits 0. One log line per request goes to stderr
       (LOG_LEVEL=debug|info|warning|error).
       """
@@ -26,7 +27,7 @@ struct ServeCommand: AsyncParsableCommand {
   @Option(help: ArgumentHelp("A folder with your own quotes.json, pictures.json and photos.", valueName: "dir"))
   var catalog: String?
 
-  @Option(help: "Render threads. (default: one per core)")
+  @Option(help: "Render worker processes. (default: one per core)")
   var concurrency = ProcessInfo.processInfo.activeProcessorCount
 
   @Option(help: "Renders that may wait for a thread before new ones get 503. (default: 2 per core)")
@@ -41,6 +42,15 @@ struct ServeCommand: AsyncParsableCommand {
   @Option(name: .customLong("idle-timeout"), help: "Seconds before an idle connection is closed.")
   var idleTimeout = 30
 
+  @Option(name: .customLong("render-timeout"), help: "Seconds one render may take before its worker is killed.")
+  var renderTimeout = 30
+
+  @Flag(
+    name: .customLong("in-process"),
+    help: "Render on threads of the server process, not in worker processes (a crashing render then stops the server)."
+  )
+  var inProcess = false
+
   func run() async throws {
     var configuration = ServerConfiguration()
     configuration.host = host
@@ -49,6 +59,8 @@ struct ServeCommand: AsyncParsableCommand {
     configuration.queueDepth = queue
     configuration.cacheMegabytes = cacheMegabytes
     configuration.idleTimeoutSeconds = idleTimeout
+    configuration.renderTimeoutSeconds = renderTimeout
+    if !inProcess { configuration.renderIsolation = .processes(workerLaunch(configuration)) }
     guard let zone = TimeZone(identifier: timeZone) else {
       throw CommandLineError.usage("unknown --time-zone '\(timeZone)': use an IANA name such as Europe/Paris")
     }
@@ -60,7 +72,9 @@ struct ServeCommand: AsyncParsableCommand {
     }
     // A corrupt catalog fails here, at start-up, not in the middle of a request.
     let catalog = try RenderCommand.loadCatalog(catalog)
-    let renderer = try CardRenderer(catalog: catalog)
+    // With worker processes this renderer never renders (the workers have their own caches).
+    let renderer = try CardRenderer(
+      catalog: catalog, backgroundCacheBytes: inProcess ? configuration.backgroundCacheMegabytes << 20 : 0)
 
     LoggingSystem.bootstrap { label in
       var handler = StreamLogHandler.standardError(label: label)
@@ -70,6 +84,11 @@ struct ServeCommand: AsyncParsableCommand {
     }
     let logger = Logger(label: "innerpeace")
     let service = CardService(renderer: renderer, configuration: configuration, logger: logger)
+    do {
+      try service.waitUntilRenderersReady()
+    } catch {
+      throw CommandLineError(description: "\(error)", exitCode: ExitStatus.software)
+    }
     let host = configuration.host
     let app = buildApplication(service: service, logger: logger) { port in
       warn("innerpeace: listening on http://\(host):\(port)")
@@ -77,5 +96,18 @@ struct ServeCommand: AsyncParsableCommand {
     try await app.runService()
     try await service.shutdown()
     warn("innerpeace: stopped")
+  }
+
+  /// This very binary (`/proc/self/exe`, even if the file has been replaced since) as a worker.
+  private func workerLaunch(_ configuration: ServerConfiguration) -> WorkerLaunch {
+    #if os(Linux)
+      let executable = "/proc/self/exe"
+    #else
+      let executable = Bundle.main.executablePath ?? CommandLine.arguments[0]
+    #endif
+    var arguments = [CommandLine.arguments[0], "render-worker"]
+    if let catalog { arguments += ["--catalog", catalog] }
+    arguments += ["--background-cache-mb", String(configuration.backgroundCacheMegabytes)]
+    return WorkerLaunch(executable: executable, arguments: arguments)
   }
 }

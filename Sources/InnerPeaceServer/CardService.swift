@@ -21,9 +21,12 @@ public final class CardService<Renderer: CardRendering>: Sendable {
     self.renderer = renderer
     self.logger = logger
     self.configuration = configuration
-    pool = RenderPool(workers: configuration.concurrency, queueDepth: configuration.queueDepth)
-    cache = CardCache(capacityBytes: configuration.cacheMegabytes << 20)
     metrics = ServerMetrics()
+    pool = RenderPool(
+      workers: configuration.concurrency, queueDepth: configuration.queueDepth,
+      isolation: configuration.renderIsolation, renderTimeout: .seconds(configuration.renderTimeoutSeconds),
+      registry: metrics.registry, logger: logger)
+    cache = CardCache(capacityBytes: configuration.cacheMegabytes << 20)
     var hasher = StableHash()
     hasher.combine("innerpeace-card-v1")
     for quote in renderer.catalog.quotes {
@@ -36,7 +39,13 @@ public final class CardService<Renderer: CardRendering>: Sendable {
 
   var catalog: Catalog { renderer.catalog }
 
-  /// Stops the render threads after the server has drained.
+  /// Waits until the render worker processes have started (when renders run in them).
+  /// - Throws: a one-line description of why a worker could not start.
+  public func waitUntilRenderersReady() throws {
+    do { try pool.waitUntilReady() } catch { throw ServerConfigurationError("render worker: \(error.description)") }
+  }
+
+  /// Stops the render threads (and worker processes) after the server has drained.
   public func shutdown() async throws { try await pool.shutdown() }
 
   /// The card for a request: from the cache, or joined to an identical render in flight, or
@@ -54,21 +63,20 @@ public final class CardService<Renderer: CardRendering>: Sendable {
       defer { admission.release() }
       metrics.rendersInFlight.increment()
       defer { metrics.rendersInFlight.decrement() }
-      let renderer = self.renderer
       let started = ContinuousClock.now
-      let result = try await pool.run { () -> Result<RenderedCard, InnerPeaceError> in
-        do throws(InnerPeaceError) {
-          return .success(try renderer.render(request))
-        } catch {
-          return .failure(error)
-        }
-      }
+      let result = try await pool.render(request, with: renderer)
       metrics.renderDuration.record(ContinuousClock.now - started)
       switch result {
-      case .success(let card):
+      case .card(let card):
         guard !card.bytes.isEmpty else { throw ServiceError(.internalServerError, "the card could not be rendered") }
         return ServedCard(card)
-      case .failure(let error):
+      case .unavailable(let seconds):
+        metrics.rejected.increment()
+        logger.error("no render worker is running; answering 503")
+        var error = ServiceError(.serviceUnavailable, "the server cannot render right now; try again shortly")
+        error.headers[.retryAfter] = String(seconds)
+        throw error
+      case .failed(let error):
         let public_ = ServiceError.from(error)
         if public_.status == .internalServerError {
           // The cause stays here, in the log; the response says only that the render failed.

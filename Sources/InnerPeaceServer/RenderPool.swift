@@ -1,22 +1,59 @@
 import InnerPeace
+import Logging
 import NIOPosix
+import Prometheus
 import Synchronization
 
 /// Runs renders off the event loop on a fixed number of threads, behind an admission limit.
 ///
 /// At most `workers + queueDepth` renders are admitted at once; past that, ``admit()`` fails at
 /// once so the caller can answer 503 instead of queueing without bound.
+///
+/// With ``RenderIsolation/processes(_:)`` each thread hands its render to one of as many worker
+/// processes (``WorkerPool``) and waits for the answer, so a render that traps costs one request
+/// instead of the server; with ``RenderIsolation/threads`` the threads render themselves.
 final class RenderPool: Sendable {
   let workers: Int
   let queueDepth: Int
   private let threads: NIOThreadPool
+  private let processes: WorkerPool?
   private let admitted = Mutex(0)
 
-  init(workers: Int, queueDepth: Int) {
+  init(
+    workers: Int, queueDepth: Int, isolation: RenderIsolation = .threads, renderTimeout: Duration = .seconds(30),
+    registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), logger: Logger = Logger(label: "innerpeace")
+  ) {
     self.workers = workers
     self.queueDepth = queueDepth
     threads = NIOThreadPool(numberOfThreads: workers)
     threads.start()
+    switch isolation {
+    case .threads: processes = nil
+    case .processes(let launch):
+      processes = WorkerPool(
+        count: workers, launch: launch, renderTimeout: renderTimeout, registry: registry, logger: logger)
+    }
+  }
+
+  /// Waits until the worker processes (if any) have started; throws if one cannot start.
+  func waitUntilReady() throws(WorkerFailure) { try processes?.waitUntilReady() }
+
+  /// Worker processes running, or `nil` when renders run on threads in this process.
+  var runningWorkerProcesses: Int? { processes?.runningCount }
+
+  /// Renders one card on a pool thread: in a worker process or on the thread itself.
+  func render(_ request: CardRequest, with renderer: some CardRendering) async throws -> RenderOutcome {
+    if let processes {
+      return try await threads.runIfActive { processes.render(request) }
+    }
+    return try await threads.runIfActive { () -> RenderOutcome in
+      RenderFaults.inject(for: request)
+      do throws(InnerPeaceError) {
+        return .card(try renderer.render(request))
+      } catch {
+        return .failed(error)
+      }
+    }
   }
 
   /// Renders admitted and not yet finished (running or waiting for a thread).
@@ -34,12 +71,10 @@ final class RenderPool: Sendable {
 
   fileprivate func release() { admitted.withLock { $0 -= 1 } }
 
-  /// Runs `work` on a pool thread.
-  func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await threads.runIfActive(work)
+  func shutdown() async throws {
+    await processes?.shutdown()
+    try await threads.shutdownGracefully()
   }
-
-  func shutdown() async throws { try await threads.shutdownGracefully() }
 
   /// One admitted render; release it exactly once when the render is over.
   final class Admission: Sendable {

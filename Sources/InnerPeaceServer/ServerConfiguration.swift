@@ -18,6 +18,15 @@ public struct ServerConfiguration: Sendable {
   public var idleTimeoutSeconds: Int = 30
   /// Seconds a 503 asks the client to wait.
   public var retryAfterSeconds: Int = 1
+  /// Where renders run. `serve` uses worker processes; the default here, threads of this process,
+  /// suits tests that build a service in-process.
+  public var renderIsolation: RenderIsolation = .threads
+  /// Seconds one render may take in a worker process before the worker is killed (the request
+  /// gets 500 and the worker is replaced).
+  public var renderTimeoutSeconds: Int = 30
+  /// Memory for decoded, scaled photos in MiB, per renderer: each worker process keeps its own.
+  /// `serve` passes it to the workers it starts.
+  public var backgroundCacheMegabytes: Int = 192
 
   public init() {}
 
@@ -31,6 +40,12 @@ public struct ServerConfiguration: Sendable {
       throw .init("--idle-timeout \(idleTimeoutSeconds) must be 1 to 3600 seconds")
     }
     guard !host.isEmpty else { throw .init("--host is empty") }
+    guard (1...3600).contains(renderTimeoutSeconds) else {
+      throw .init("--render-timeout \(renderTimeoutSeconds) must be 1 to 3600 seconds")
+    }
+    guard (0...65_536).contains(backgroundCacheMegabytes) else {
+      throw .init("background cache \(backgroundCacheMegabytes) MiB must be 0 to 65536")
+    }
   }
 }
 
@@ -44,4 +59,13 @@ public struct ServerConfigurationError: Error, CustomStringConvertible {
 public enum HTTPLimits {
   /// Longest request target (path and query), in bytes; longer gets 414.
   public static let maximumURILength = 32_768
+}
+
+/// Where renders run.
+public enum RenderIsolation: Sendable {
+  /// On the render pool's threads, in the server process: a render that traps stops the server.
+  case threads
+  /// In worker processes started with this launch, one per render thread: a render that traps
+  /// costs its own request a 500, and the worker is replaced.
+  case processes(WorkerLaunch)
 }

@@ -19,6 +19,24 @@ public struct RenderedCard: Sendable {
   public let layoutPasses: Int
   /// Time spent in each stage of this render.
   public let timings: StageTimings
+
+  /// A card made elsewhere: the server rebuilds the cards its render worker processes send back.
+  public init(
+    bytes: [UInt8], format: ImageFormat, size: CanvasSize, quoteIndex: Int?, quote: Quote, picture: String?,
+    shareMessage: String, fontSize: Int, truncated: Bool, layoutPasses: Int, timings: StageTimings
+  ) {
+    self.bytes = bytes
+    self.format = format
+    self.size = size
+    self.quoteIndex = quoteIndex
+    self.quote = quote
+    self.picture = picture
+    self.shareMessage = shareMessage
+    self.fontSize = fontSize
+    self.truncated = truncated
+    self.layoutPasses = layoutPasses
+    self.timings = timings
+  }
 }
 
 /// Time spent in each stage of one render, in seconds. `decode` and `scale` are zero when the

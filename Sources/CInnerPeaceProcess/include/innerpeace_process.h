@@ -1,0 +1,21 @@
+#ifndef INNERPEACE_PROCESS_H
+#define INNERPEACE_PROCESS_H
+
+// Render worker processes: the spawn on the server side and the set-up on the worker side. In C
+// because posix_spawn's file actions and prctl (variadic) are awkward or impossible from Swift.
+
+#include <sys/types.h>
+
+/// Spawns `path` with `argv` and `envp` (both NULL-terminated): `channel` becomes the child's
+/// stdin and stdout, stderr is inherited, every other descriptor is closed in the child, and
+/// SIGPIPE, SIGINT and SIGTERM start with their default actions and an empty signal mask.
+/// Returns 0 and sets `*pid`, or an errno value.
+int innerpeace_spawn_worker(const char *path, char *const argv[], char *const envp[], int channel, pid_t *pid);
+
+/// In a worker, first thing: be killed (SIGKILL) when the thread that spawned us ends, and ignore
+/// SIGINT and SIGTERM (the server drains, then stops its workers by closing their stdin).
+/// Returns 0, or -1 when `parent` (if above 0) is no longer our parent: it died before the
+/// death signal was armed.
+int innerpeace_worker_prepare(pid_t parent);
+
+#endif

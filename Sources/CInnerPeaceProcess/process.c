@@ -1,0 +1,51 @@
+#define _GNU_SOURCE
+#include "innerpeace_process.h"
+
+#include <signal.h>
+#include <spawn.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+int innerpeace_spawn_worker(const char *path, char *const argv[], char *const envp[], int channel, pid_t *pid) {
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attributes;
+  int status = posix_spawn_file_actions_init(&actions);
+  if (status != 0) return status;
+  status = posix_spawnattr_init(&attributes);
+  if (status != 0) {
+    posix_spawn_file_actions_destroy(&actions);
+    return status;
+  }
+  sigset_t defaults, empty;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  sigaddset(&defaults, SIGINT);
+  sigaddset(&defaults, SIGTERM);
+  sigemptyset(&empty);
+  if ((status = posix_spawnattr_setsigdefault(&attributes, &defaults)) == 0 &&
+      (status = posix_spawnattr_setsigmask(&attributes, &empty)) == 0 &&
+      (status = posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK)) == 0 &&
+      (status = posix_spawn_file_actions_adddup2(&actions, channel, 0)) == 0 &&
+      (status = posix_spawn_file_actions_adddup2(&actions, channel, 1)) == 0
+#ifdef __linux__
+      && (status = posix_spawn_file_actions_addclosefrom_np(&actions, 3)) == 0
+#endif
+  ) {
+    status = posix_spawn(pid, path, &actions, &attributes, argv, envp);
+  }
+  posix_spawnattr_destroy(&attributes);
+  posix_spawn_file_actions_destroy(&actions);
+  return status;
+}
+
+int innerpeace_worker_prepare(pid_t parent) {
+  signal(SIGINT, SIG_IGN);
+  signal(SIGTERM, SIG_IGN);
+#ifdef __linux__
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return -1;
+#endif
+  if (parent > 0 && getppid() != parent) return -1;
+  return 0;
+}

@@ -1,0 +1,26 @@
+import ArgumentParser
+import Foundation
+import InnerPeace
+import InnerPeaceServer
+
+/// `innerpeace render-worker`: one render worker process of `serve` (hidden from --help). It loads
+/// the catalog and fonts once, then renders requests from stdin to stdout until stdin closes.
+struct RenderWorkerCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "render-worker",
+    abstract: "A render worker process of `serve`; not for use by hand.",
+    shouldDisplay: false
+  )
+
+  @Option(help: ArgumentHelp("The catalog folder `serve` was given.", valueName: "dir"))
+  var catalog: String?
+
+  @Option(name: .customLong("background-cache-mb"), help: "Memory for decoded, scaled photos, in MiB.")
+  var backgroundCacheMegabytes = 192
+
+  func run() throws {
+    let catalog = try RenderCommand.loadCatalog(catalog)
+    let renderer = try CardRenderer(catalog: catalog, backgroundCacheBytes: max(0, backgroundCacheMegabytes) << 20)
+    throw ExitCode(RenderWorker.serve(renderer: renderer))
+  }
+}
