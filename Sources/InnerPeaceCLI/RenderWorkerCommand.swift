@@ -16,11 +16,16 @@ struct RenderWorkerCommand: ParsableCommand {
   var catalog: String?
 
   @Option(name: .customLong("background-cache-mb"), help: "Memory for decoded, scaled photos, in MiB.")
-  var backgroundCacheMegabytes = 192
+  var backgroundCacheMegabytes = ServeCommand.defaultBackgroundCacheMegabytes
 
   func run() throws {
     let catalog = try RenderCommand.loadCatalog(catalog)
     let renderer = try CardRenderer(catalog: catalog, backgroundCacheBytes: max(0, backgroundCacheMegabytes) << 20)
-    throw ExitCode(RenderWorker.serve(renderer: renderer))
+    throw ExitCode(
+      RenderWorker.serve(renderer: renderer) { pixels in
+        // Large cards leave fragments in the heaps besides their big buffers (which the memory
+        // policy already unmaps): give those back too, at a cost of well under a millisecond.
+        if pixels >= MemoryPolicy.trimAfterPixels { MemoryPolicy.trim() }
+      })
   }
 }

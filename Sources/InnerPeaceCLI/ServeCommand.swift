@@ -36,6 +36,14 @@ struct ServeCommand: AsyncParsableCommand {
   @Option(name: .customLong("cache-mb"), help: "Memory for rendered cards, in MiB (0: no cache).")
   var cacheMegabytes = 64
 
+  @Option(
+    name: .customLong("background-cache-mb"),
+    help: "Memory for decoded, scaled photos in each render worker, in MiB (0: no cache).")
+  var backgroundCacheMegabytes = ServeCommand.defaultBackgroundCacheMegabytes
+
+  /// Per worker: the scaled photos of every bundled picture at og and square, with room to spare.
+  static let defaultBackgroundCacheMegabytes = 64
+
   @Option(name: .customLong("time-zone"), help: "Time zone whose date picks /today.png (e.g. Europe/Paris).")
   var timeZone = "UTC"
 
@@ -58,6 +66,7 @@ struct ServeCommand: AsyncParsableCommand {
     configuration.concurrency = concurrency
     configuration.queueDepth = queue
     configuration.cacheMegabytes = cacheMegabytes
+    configuration.backgroundCacheMegabytes = backgroundCacheMegabytes
     configuration.idleTimeoutSeconds = idleTimeout
     configuration.renderTimeoutSeconds = renderTimeout
     if !inProcess { configuration.renderIsolation = .processes(workerLaunch(configuration)) }

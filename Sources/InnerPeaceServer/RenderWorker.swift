@@ -17,7 +17,10 @@ public enum RenderWorker {
   /// then stops its workers), and moves stdout aside so that nothing printed by a library can
   /// garble a frame (fd 1 then points at stderr, the server's log). Then it sends a ready frame,
   /// and answers each request frame with a card frame or a failure frame.
-  public static func serve(renderer: CardRenderer) -> Int32 {
+  ///
+  /// - Parameter afterRender: called after each answer with the card's canvas size in pixels (0
+  ///   after a failure), so the process can hand large freed buffers back to the system.
+  public static func serve(renderer: CardRenderer, afterRender: (Int) -> Void = { _ in }) -> Int32 {
     let parent = ProcessInfo.processInfo.environment[WorkerProcess.parentVariable].flatMap { pid_t($0) } ?? 0
     guard innerpeace_worker_prepare(parent) == 0 else { return 1 }
     if RenderFaults.failsAtStart { return 3 }
@@ -34,8 +37,10 @@ public enum RenderWorker {
         switch Result(catching: { () throws(InnerPeaceError) in try renderer.render(request) }) {
         case .success(let card):
           try answers.sendFrame(.card, header: WorkerWire.encodeFacts(card), body: card.bytes)
+          afterRender(card.size.width * card.size.height)
         case .failure(let error):
           try answers.sendFrame(.failure, header: WorkerWire.encode(error))
+          afterRender(0)
         }
       }
       return 0

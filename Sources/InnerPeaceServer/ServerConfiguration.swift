@@ -26,7 +26,7 @@ public struct ServerConfiguration: Sendable {
   public var renderTimeoutSeconds: Int = 30
   /// Memory for decoded, scaled photos in MiB, per renderer: each worker process keeps its own.
   /// `serve` passes it to the workers it starts.
-  public var backgroundCacheMegabytes: Int = 192
+  public var backgroundCacheMegabytes: Int = 64
 
   public init() {}
 
@@ -44,7 +44,7 @@ public struct ServerConfiguration: Sendable {
       throw .init("--render-timeout \(renderTimeoutSeconds) must be 1 to 3600 seconds")
     }
     guard (0...65_536).contains(backgroundCacheMegabytes) else {
-      throw .init("background cache \(backgroundCacheMegabytes) MiB must be 0 to 65536")
+      throw .init("--background-cache-mb \(backgroundCacheMegabytes) must be 0 to 65536")
     }
   }
 }
