@@ -1,4 +1,5 @@
 public import Hummingbird
+import HummingbirdCore
 public import InnerPeace
 public import Logging
 import NIOCore

@@ -157,6 +157,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
   /// Whether the request line of the head being received has ended (for 414 against 431).
   private var requestLineEnded = false
   private var requestLineStarted = false
+  private var requestLineBytes = 0
   private var idleSince = NIODeadline.now()
   private var closeAfterResponse = false
   private var quiescedAt: NIODeadline?
@@ -194,17 +195,19 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
   // MARK: Requests
 
   func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    guard !meter.discardsInput else { return }
     let part = unwrapInboundIn(data)
     if case .head(let head) = part {
       if closeAfterResponse && !exchanges.isEmpty {
         // This connection closes after the response in progress: a request pipelined behind
-        // it is not taken (the peer was told `Connection: close`).
+        // it is not taken (the peer was told `Connection: close`), nor anything after it.
         meter.discardsInput = true
         return
       }
       headStartedAt = nil
       requestLineEnded = false
       requestLineStarted = false
+      requestLineBytes = 0
       readingRequestSince = .now()
       if !head.isKeepAlive || quiescedAt != nil { closeAfterResponse = true }
       exchanges.append(
@@ -223,13 +226,17 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
       headStartedAt = .now()
       reschedule()
     }
-    guard !requestLineEnded else { return }
     // Blank lines before a request line are allowed (RFC 9112 §2.2); the line ends at its LF.
+    // Only a line that ends within the head limit counts: past it, the parser has stopped on
+    // the line itself.
+    guard !requestLineEnded, requestLineBytes <= HTTPLimits.maximumHeadBytes else { return }
     for byte in buffer.readableBytesView {
+      requestLineBytes += 1
+      if requestLineBytes > HTTPLimits.maximumHeadBytes { return }
       if byte == UInt8(ascii: "\n") {
         if requestLineStarted {
           requestLineEnded = true
-          break
+          return
         }
       } else if byte != UInt8(ascii: "\r") {
         requestLineStarted = true

@@ -1,9 +1,10 @@
 import Foundation
-public import HummingbirdCore
-public import Logging
-public import NIOCore
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
 import NIOHTTP1
-public import NIOHTTPTypes
+import NIOHTTPTypes
 import NIOHTTPTypesHTTP1
 import Synchronization
 
@@ -34,7 +35,9 @@ struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
       channel.eventLoop.execute {
         try? channel.pipeline.syncOperations.handler(type: ConnectionGuard.self).expect(record)
       }
+      var pending = Optional(writer)
       try await RequestRecord.$current.withValue(record) {
+        guard let writer = pending.take() else { return }
         try await responder(request, writer, channel)
       }
     }
