@@ -268,6 +268,12 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
   func errorCaught(context: ChannelHandlerContext, error: any Error) {
     if let error = error as? HTTPParserError {
+      // A head cut by the end of input (the peer left, or the server closed the connection at a
+      // timeout) has nobody to answer.
+      if closed || error == .invalidEOFState || !context.channel.isActive {
+        context.close(promise: nil)
+        return
+      }
       refuseUnparsable(context: context, error)
     } else if error is ByteToMessageDecoderError {
       // Bytes after a parse error: the answer to it is already on its way.
@@ -456,6 +462,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
           "unsent": .stringConvertible(meter.queuedBytes - meter.writtenBytes),
         ])
     }
+    closed = true
     context.close(promise: nil)
   }
 }

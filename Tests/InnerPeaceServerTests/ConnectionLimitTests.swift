@@ -26,7 +26,8 @@ import Testing
   func slowBodyIsClosedAtTheBodyTimeout() async throws {
     var configuration = testConfiguration()
     configuration.bodyTimeoutSeconds = 1
-    try await withLiveServer(configuration: configuration) { port, _ in
+    let logs = LogStore()
+    try await withLiveServer(configuration: configuration, logs: logs) { port, _ in
       let closedAfter = try await onOwnThread { () -> Duration? in
         let socket = try TestSocket(port: port)
         try socket.send("GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n")
@@ -38,6 +39,9 @@ import Testing
       }
       let elapsed = try #require(closedAfter, "still open after 6 s of a slow body")
       #expect(elapsed < .seconds(4))
+      // Closing at the timeout is not a request: no answer is attempted, none is logged as cut.
+      try await Task.sleep(for: .milliseconds(200))
+      #expect(!logs.lines.contains { $0.contains("complete=false") }, "\(logs.lines)")
     }
   }
 
@@ -46,7 +50,8 @@ import Testing
   func slowHeadIsClosedAtTheHeaderTimeout() async throws {
     var configuration = testConfiguration()
     configuration.headerTimeoutSeconds = 1
-    try await withLiveServer(configuration: configuration) { port, _ in
+    let logs = LogStore()
+    try await withLiveServer(configuration: configuration, logs: logs) { port, _ in
       let closedAfter = try await onOwnThread { () -> Duration? in
         let socket = try TestSocket(port: port)
         try socket.send("GET /healthz HTTP/1.1\r\n")
@@ -60,6 +65,9 @@ import Testing
       }
       let elapsed = try #require(closedAfter, "still open after 6 s of a slow head")
       #expect(elapsed < .seconds(4))
+      // Closing at the timeout is not a request: no answer is attempted, none is logged as cut.
+      try await Task.sleep(for: .milliseconds(200))
+      #expect(!logs.lines.contains { $0.contains("complete=false") }, "\(logs.lines)")
     }
   }
 
