@@ -18,6 +18,27 @@ import Testing
 /// Every phase of a connection has a limit, and a shutdown finishes what it accepted: tests on
 /// a live loopback server with short timeouts, driven with plain sockets.
 @Suite(.serialized) struct ConnectionLimitTests {
+  /// Each new limit is validated with one line naming its flag; the defaults are valid.
+  @Test func limitsAreValidated() throws {
+    try ServerConfiguration().validate()
+    let cases: [(String, (inout ServerConfiguration) -> Void)] = [
+      ("--header-timeout", { $0.headerTimeoutSeconds = 0 }), ("--body-timeout", { $0.bodyTimeoutSeconds = -1 }),
+      ("--write-timeout", { $0.writeTimeoutSeconds = 4000 }), ("--drain-timeout", { $0.drainTimeoutSeconds = .nan }),
+      ("--max-connections", { $0.maxConnections = 0 }),
+    ]
+    for (flag, change) in cases {
+      var configuration = ServerConfiguration()
+      change(&configuration)
+      #expect(throws: ServerConfigurationError.self) { try configuration.validate() }
+      do {
+        try configuration.validate()
+      } catch {
+        #expect(error.description.hasPrefix(flag), "\(error)")
+        #expect(!error.description.contains("\n"))
+      }
+    }
+  }
+
   // MARK: Request side
 
   /// A head with `Content-Length: 100000` then a byte every 100 ms: each byte used to restart
