@@ -12,8 +12,12 @@ struct ServeCommand: AsyncParsableCommand {
     discussion: """
       Renders run in --concurrency worker processes behind a queue of --queue; past that the server
       answers 503 with Retry-After. A render that crashes or exceeds --render-timeout costs its own
-      request a 500; its worker is replaced. Rendered cards are kept in --cache-mb of memory. SIGTERM or SIGINT
-      drains the requests in flight and exits 0. One log line per request goes to stderr
+      request a 500; its worker is replaced. Rendered cards are kept in --cache-mb of memory, and
+      each worker keeps --background-cache-mb of scaled photos. Every phase of a connection has a
+      limit (--header-timeout, --body-timeout, --write-timeout, --idle-timeout,
+      --max-connections). SIGTERM or SIGINT stops accepting, answers what was accepted with
+      Connection: close, waits up to --drain-timeout for the responses to reach their clients and
+      exits 0. One log line per request goes to stderr once its last byte is written
       (LOG_LEVEL=debug|info|warning|error).
       """
   )
@@ -58,6 +62,26 @@ struct ServeCommand: AsyncParsableCommand {
     help: "Render on threads of the server process, not in worker processes (a crashing render then stops the server)."
   )
   var inProcess = false
+  @Option(name: .customLong("header-timeout"), help: "Seconds a request head may take, first byte to last.")
+  var headerTimeout = 10.0
+
+  @Option(name: .customLong("body-timeout"), help: "Seconds a request body may take after its head.")
+  var bodyTimeout = 30.0
+
+  @Option(
+    name: .customLong("write-timeout"),
+    help: "Seconds a response may wait without the client taking a byte before the connection closes.")
+  var writeTimeout = 30.0
+
+  @Option(
+    name: .customLong("max-connections"),
+    help: "Connections served at once; past it a new one gets an immediate 503.")
+  var maxConnections = 1024
+
+  @Option(
+    name: .customLong("drain-timeout"),
+    help: "Seconds SIGTERM waits for responses in flight to reach their clients.")
+  var drainTimeout = 30.0
 
   func run() async throws {
     var configuration = ServerConfiguration()
@@ -70,12 +94,18 @@ struct ServeCommand: AsyncParsableCommand {
     configuration.idleTimeoutSeconds = idleTimeout
     configuration.renderTimeoutSeconds = renderTimeout
     if !inProcess { configuration.renderIsolation = .processes(workerLaunch(configuration)) }
+    configuration.headerTimeoutSeconds = headerTimeout
+    configuration.bodyTimeoutSeconds = bodyTimeout
+    configuration.writeTimeoutSeconds = writeTimeout
+    configuration.maxConnections = maxConnections
+    configuration.drainTimeoutSeconds = drainTimeout
     guard let zone = TimeZone(identifier: timeZone) else {
       throw CommandLineError.usage("unknown --time-zone '\(timeZone)': use an IANA name such as Europe/Paris")
     }
     configuration.timeZone = zone
     do {
       try configuration.validate()
+      try configuration.reserveFileDescriptors()
     } catch {
       throw CommandLineError.usage(error.description)
     }

@@ -1,4 +1,5 @@
 public import Hummingbird
+import HummingbirdCore
 public import InnerPeace
 public import Logging
 import NIOCore
@@ -29,17 +30,25 @@ public func buildRouter<Renderer: CardRendering>(service: CardService<Renderer>)
   return false
 }
 
-/// The whole application: the router on an HTTP/1.1 server with an idle timeout, on the
-/// configured address. Run it with `runService()`, which drains in-flight requests on SIGTERM or
-/// SIGINT.
+/// The whole application: the router on an HTTP/1.1 server with a limit for every phase of a
+/// connection (``GuardedHTTP1Channel``) and on open connections, on the configured address. Run it
+/// with `runService()`: on SIGTERM or SIGINT it stops accepting, answers the requests it has with
+/// `Connection: close`, waits (up to the drain timeout) until every response is in its socket, and
+/// returns.
 public func buildApplication<Renderer: CardRendering>(
   service: CardService<Renderer>, logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
   let configuration = service.configuration
+  let connections = ConnectionCounter()
   return Application(
     router: buildRouter(service: service),
-    server: .http1(configuration: .init(idleTimeout: .seconds(Int64(configuration.idleTimeoutSeconds)))),
-    configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "innerpeace"),
+    server: HTTPServerBuilder { responder in
+      GuardedHTTP1Channel(responder: responder, configuration: configuration, connections: connections)
+    },
+    configuration: .init(
+      address: .hostname(configuration.host, port: configuration.port), serverName: "innerpeace",
+      availableConnectionsDelegate: ConnectionCap(
+        counter: connections, hardLimit: configuration.maxConnections + HTTPLimits.refusalAllowance)),
     onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
     logger: logger
   )

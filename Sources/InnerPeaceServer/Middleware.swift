@@ -16,6 +16,12 @@ struct RequestLogMiddleware: RouterMiddleware {
     let elapsed = ContinuousClock.now - started
     let route = context.endpointPath ?? "unmatched"
     metrics.countRequest(route: route, status: response.status.code)
+    if let record = RequestRecord.current {
+      // On a live connection the line is written once the last byte is in the socket, with the
+      // bytes actually written (see ConnectionGuard).
+      record.route = route
+      return response
+    }
     let milliseconds = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
     context.logger.info(
       "request",

@@ -12,6 +12,9 @@ enum OpenAPIDocument {
         Errors are JSON: {"error": {"parameter": "w", "message": "..."}}. Card limits: a side
         from 200 to 4096 px (at most 4096 x 4096 pixels), text up to 5,000 characters and 20,000
         UTF-8 bytes, at most 8 combining marks on one character, a request URI up to 32,768 bytes.
+        Connection limits: a request head up to 64 KiB and 100 header fields (more is 431), a head
+        within 10 s of its first byte and a body within 30 s of its head (slower ones are closed),
+        and past the open-connection limit an immediate 503 (all configurable, see the README).
       license: { name: MIT }
     paths:
       /random.png:
@@ -679,7 +682,7 @@ enum OpenAPIDocument {
           content:
             application/json: { schema: { $ref: '#/components/schemas/Error' } }
         URITooLong:
-          description: The request URI is over 32,768 bytes.
+          description: The request URI is over 32,768 bytes (whatever its length).
           content:
             application/json: { schema: { $ref: '#/components/schemas/Error' } }
         RenderFailed:
@@ -687,7 +690,9 @@ enum OpenAPIDocument {
           content:
             application/json: { schema: { $ref: '#/components/schemas/Error' } }
         Busy:
-          description: The render pool and its queue are full; try again after Retry-After seconds.
+          description: >-
+            The render pool and its queue are full, or the server has too many open connections;
+            try again after Retry-After seconds.
           headers:
             Retry-After: { $ref: '#/components/headers/RetryAfter' }
           content:

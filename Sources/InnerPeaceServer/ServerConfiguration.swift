@@ -27,6 +27,17 @@ public struct ServerConfiguration: Sendable {
   /// Memory for decoded, scaled photos in MiB, per renderer: each worker process keeps its own.
   /// `serve` passes it to the workers it starts.
   public var backgroundCacheMegabytes: Int = 64
+  /// Seconds from the first byte of a request head to its last; a slower head closes the connection.
+  public var headerTimeoutSeconds: Double = 10
+  /// Seconds from a request head to the end of its body; a slower body closes the connection.
+  public var bodyTimeoutSeconds: Double = 30
+  /// Seconds a response may go without the socket taking a single byte of it before the
+  /// connection is closed (time without progress, not time since the response was handed over).
+  public var writeTimeoutSeconds: Double = 30
+  /// Connections served at once; past it a new connection gets an immediate 503 and is closed.
+  public var maxConnections: Int = 1024
+  /// Seconds SIGTERM waits for responses in flight to reach their sockets before it closes the rest.
+  public var drainTimeoutSeconds: Double = 30
 
   public init() {}
 
@@ -46,6 +57,15 @@ public struct ServerConfiguration: Sendable {
     guard (0...65_536).contains(backgroundCacheMegabytes) else {
       throw .init("--background-cache-mb \(backgroundCacheMegabytes) must be 0 to 65536")
     }
+    for (flag, seconds) in [
+      ("--header-timeout", headerTimeoutSeconds), ("--body-timeout", bodyTimeoutSeconds),
+      ("--write-timeout", writeTimeoutSeconds), ("--drain-timeout", drainTimeoutSeconds),
+    ] where !(seconds > 0 && seconds <= 3600) {
+      throw .init("\(flag) \(seconds) must be more than 0 and at most 3600 seconds")
+    }
+    guard (1...100_000).contains(maxConnections) else {
+      throw .init("--max-connections \(maxConnections) must be 1 to 100000")
+    }
   }
 }
 
@@ -59,6 +79,48 @@ public struct ServerConfigurationError: Error, CustomStringConvertible {
 public enum HTTPLimits {
   /// Longest request target (path and query), in bytes; longer gets 414.
   public static let maximumURILength = 32_768
+  /// Largest request head (request line and header fields), in bytes; NIO's decoder stops there
+  /// and the answer is 414 when the request line alone is that long, 431 otherwise.
+  public static let maximumHeadBytes = 65_536
+  /// Most header fields in one request; more gets 431.
+  public static let maximumHeaderFields = 100
+  /// Connections past ``ServerConfiguration/maxConnections`` that still get their 503; past that
+  /// many more the server stops accepting until some close (they wait in the listen backlog).
+  public static let refusalAllowance = 128
+}
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+extension ServerConfiguration {
+  /// Descriptors the process needs beyond its connections: the listening socket, logs, photos,
+  /// fonts and the render threads' files.
+  static let reservedFileDescriptors = 64
+
+  /// Raises the soft limit on open files to what `maxConnections` needs (up to the hard limit),
+  /// so that the connection cap, not the descriptor table, is what refuses clients.
+  /// - Throws: one line naming the flag when even the hard limit is too low.
+  public func reserveFileDescriptors() throws(ServerConfigurationError) {
+    let needed = rlim_t(maxConnections + HTTPLimits.refusalAllowance + Self.reservedFileDescriptors)
+    var limit = rlimit()
+    #if canImport(Glibc)
+      let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+    #else
+      let resource = RLIMIT_NOFILE
+    #endif
+    guard getrlimit(resource, &limit) == 0 else { return }
+    if limit.rlim_cur >= needed { return }
+    guard limit.rlim_max >= needed else {
+      throw .init(
+        "--max-connections \(maxConnections) needs \(needed) open files but the limit is \(limit.rlim_max)"
+          + " (raise `ulimit -n` or lower --max-connections)")
+    }
+    limit.rlim_cur = needed
+    _ = setrlimit(resource, &limit)
+  }
 }
 
 /// Where renders run.

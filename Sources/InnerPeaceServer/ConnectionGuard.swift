@@ -1,0 +1,523 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+
+// Every phase of a connection has a limit, kept by two channel handlers that share one state: a
+// `SocketMeter` next to the socket (raw bytes in, bytes the socket accepted out) and a
+// `ConnectionGuard` just after NIO's HTTP/1 codec (request and response parts). Both run on the
+// channel's event loop only.
+//
+//   waiting for a request   idle timeout from the end of the last response (or the accept)
+//   receiving a head        header timeout from its first byte to its last
+//   receiving a body        body timeout from the head to the end of the body
+//   sending a response      write timeout: time without the socket accepting a byte
+//   after SIGTERM           drain timeout from the signal, then the connection is closed
+//
+// A connection that has to be closed after a response (HTTP/1.0 without keep-alive,
+// `Connection: close`, SIGTERM) is closed once the last byte of that response is in the socket:
+// output first, then input after the peer closes (or after a short linger), so the peer reads
+// the whole response instead of a reset.
+
+/// The limits of one connection, as durations.
+struct ConnectionLimits: Sendable {
+  var idleTimeout: TimeAmount
+  var headerTimeout: TimeAmount
+  var bodyTimeout: TimeAmount
+  var writeTimeout: TimeAmount
+  var drainTimeout: TimeAmount
+  /// How long a connection closed by the server keeps reading (and dropping) what the peer
+  /// still sends, so that closing does not reset the response the peer is reading.
+  var lingerTimeout: TimeAmount = .seconds(2)
+  /// Response bytes are handed to the socket in slices of this size, so that progress is seen
+  /// (and the log can count what was written) while a large body goes out.
+  var writeSliceBytes = 16_384
+
+  init(_ configuration: ServerConfiguration) {
+    idleTimeout = .seconds(Int64(configuration.idleTimeoutSeconds))
+    headerTimeout = .fromSeconds(configuration.headerTimeoutSeconds)
+    bodyTimeout = .fromSeconds(configuration.bodyTimeoutSeconds)
+    writeTimeout = .fromSeconds(configuration.writeTimeoutSeconds)
+    drainTimeout = .fromSeconds(configuration.drainTimeoutSeconds)
+  }
+}
+
+extension TimeAmount {
+  static func fromSeconds(_ seconds: Double) -> TimeAmount { .nanoseconds(Int64((seconds * 1e9).rounded())) }
+  var secondsText: String { String(format: "%g", Double(nanoseconds) / 1e9) }
+}
+
+/// Raw bytes at the socket: tells the guard when a request head starts arriving, and hands
+/// responses to the socket in slices, counting the bytes the socket accepted.
+final class SocketMeter: ChannelDuplexHandler, RemovableChannelHandler {
+  typealias InboundIn = ByteBuffer
+  typealias InboundOut = ByteBuffer
+  typealias OutboundIn = IOData
+  typealias OutboundOut = IOData
+
+  let sliceBytes: Int
+  /// The guard to tell; set once the pipeline is built.
+  weak var connection: ConnectionGuard?
+  /// Bytes handed to the socket so far, in order.
+  private(set) var queuedBytes = 0
+  /// Bytes the socket has accepted so far.
+  private(set) var writtenBytes = 0
+  /// Writes handed to the socket and not yet accepted whole.
+  private(set) var pendingWrites = 0
+  /// When the socket last accepted a write (or a write started waiting).
+  private(set) var lastProgress = NIODeadline.now()
+  /// Set when the server is closing: what the peer still sends is read and dropped.
+  var discardsInput = false
+
+  init(sliceBytes: Int) { self.sliceBytes = sliceBytes }
+
+  func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    if discardsInput { return }
+    connection?.bytesArrived(unwrapInboundIn(data))
+    context.fireChannelRead(data)
+  }
+
+  func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+    switch unwrapOutboundIn(data) {
+    case .byteBuffer(var buffer):
+      // Slices share the buffer's storage: nothing is copied.
+      while buffer.readableBytes > sliceBytes, let slice = buffer.readSlice(length: sliceBytes) {
+        measuredWrite(context: context, .byteBuffer(slice), count: slice.readableBytes, promise: nil)
+      }
+      measuredWrite(context: context, .byteBuffer(buffer), count: buffer.readableBytes, promise: promise)
+    case .fileRegion(let region):
+      measuredWrite(context: context, .fileRegion(region), count: region.readableBytes, promise: promise)
+    }
+  }
+
+  private func measuredWrite(
+    context: ChannelHandlerContext, _ data: IOData, count: Int, promise: EventLoopPromise<Void>?
+  ) {
+    if pendingWrites == 0 { lastProgress = .now() }
+    queuedBytes += count
+    pendingWrites += 1
+    let measured = context.eventLoop.makePromise(of: Void.self)
+    measured.futureResult.assumeIsolated().whenComplete { result in
+      self.pendingWrites -= 1
+      if case .success = result {
+        self.writtenBytes += count
+        self.lastProgress = .now()
+      }
+    }
+    if let promise { measured.futureResult.cascade(to: promise) }
+    context.write(wrapOutboundOut(data), promise: measured)
+    connection?.writeQueued()
+  }
+}
+
+/// Keeps the limits of one HTTP/1 connection (see the top of this file), answers what NIO's
+/// parser refuses with the JSON errors of the API, and writes the request log line once a
+/// response has reached the socket, with the bytes actually written.
+final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
+  typealias InboundIn = HTTPServerRequestPart
+  typealias InboundOut = HTTPServerRequestPart
+  typealias OutboundIn = HTTPServerResponsePart
+  typealias OutboundOut = HTTPServerResponsePart
+
+  /// A request whose response has not reached the socket yet.
+  private struct Exchange {
+    let method: String
+    let path: String
+    let received: NIODeadline
+    var record: RequestRecord?
+    var status = 0
+    var announcedBytes: Int?
+    /// Where the response's body starts and ends in the meter's byte count.
+    var bodyStart = 0
+    var bodyEnd = Int.max
+  }
+
+  private enum Expiry: String {
+    case idle = "idle"
+    case header = "request head too slow"
+    case body = "request body too slow"
+    case write = "response not read"
+    case drain = "drain limit reached"
+    case linger = "linger over"
+  }
+
+  let limits: ConnectionLimits
+  let logger: Logger
+  let meter: SocketMeter
+  private var context: ChannelHandlerContext?
+
+  /// Requests whose head has arrived and whose response has not reached the socket, oldest first.
+  private var exchanges: [Exchange] = []
+  /// Index in `exchanges` of the one whose response is being written, if any.
+  private var responding: Int?
+  /// Records from the router, for responses not started yet (in request order).
+  private var records: [RequestRecord] = []
+  private var readingRequestSince: NIODeadline?
+  private var headStartedAt: NIODeadline?
+  /// Whether the request line of the head being received has ended (for 414 against 431).
+  private var requestLineEnded = false
+  private var requestLineStarted = false
+  private var requestLineBytes = 0
+  private var idleSince = NIODeadline.now()
+  private var closeAfterResponse = false
+  private var quiescedAt: NIODeadline?
+  private var lingerUntil: NIODeadline?
+  private var inputClosed = false
+  private var closed = false
+  private var timer: Scheduled<Void>?
+  private var timerDeadline: NIODeadline?
+
+  init(limits: ConnectionLimits, meter: SocketMeter, logger: Logger) {
+    self.limits = limits
+    self.meter = meter
+    self.logger = logger
+  }
+
+  func handlerAdded(context: ChannelHandlerContext) {
+    self.context = context
+    idleSince = .now()
+    reschedule()
+  }
+
+  func handlerRemoved(context: ChannelHandlerContext) {
+    timer?.cancel()
+    timer = nil
+    self.context = nil
+  }
+
+  func channelInactive(context: ChannelHandlerContext) {
+    closed = true
+    timer?.cancel()
+    timer = nil
+    context.fireChannelInactive()
+  }
+
+  // MARK: Requests
+
+  func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    guard !meter.discardsInput else { return }
+    let part = unwrapInboundIn(data)
+    if case .head(let head) = part {
+      if closeAfterResponse && !exchanges.isEmpty {
+        // This connection closes after the response in progress: a request pipelined behind
+        // it is not taken (the peer was told `Connection: close`), nor anything after it.
+        meter.discardsInput = true
+        return
+      }
+      headStartedAt = nil
+      requestLineEnded = false
+      requestLineStarted = false
+      requestLineBytes = 0
+      readingRequestSince = .now()
+      if !head.isKeepAlive || quiescedAt != nil { closeAfterResponse = true }
+      exchanges.append(
+        Exchange(method: head.method.rawValue, path: String(head.uri.prefix { $0 != "?" }), received: .now()))
+    } else if case .end = part {
+      readingRequestSince = nil
+    }
+    reschedule()
+    context.fireChannelRead(data)
+  }
+
+  /// Raw bytes from the peer, before the HTTP decoder sees them.
+  func bytesArrived(_ buffer: ByteBuffer) {
+    guard readingRequestSince == nil else { return }
+    if headStartedAt == nil {
+      headStartedAt = .now()
+      reschedule()
+    }
+    // Blank lines before a request line are allowed (RFC 9112 §2.2); the line ends at its LF.
+    // Only a line that ends within the head limit counts: past it, the parser has stopped on
+    // the line itself.
+    guard !requestLineEnded, requestLineBytes <= HTTPLimits.maximumHeadBytes else { return }
+    for byte in buffer.readableBytesView {
+      requestLineBytes += 1
+      if requestLineBytes > HTTPLimits.maximumHeadBytes { return }
+      if byte == UInt8(ascii: "\n") {
+        if requestLineStarted {
+          requestLineEnded = true
+          return
+        }
+      } else if byte != UInt8(ascii: "\r") {
+        requestLineStarted = true
+      }
+    }
+  }
+
+  func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+    switch event {
+    case is ChannelShouldQuiesceEvent:
+      quiescedAt = .now()
+      closeAfterResponse = true
+      if exchanges.isEmpty {
+        context.close(promise: nil)
+      } else {
+        reschedule()
+      }
+    case ChannelEvent.inputClosed:
+      inputClosed = true
+      if lingerUntil != nil || exchanges.isEmpty {
+        context.close(promise: nil)
+        return
+      }
+      context.fireUserInboundEventTriggered(event)
+    default:
+      context.fireUserInboundEventTriggered(event)
+    }
+  }
+
+  func errorCaught(context: ChannelHandlerContext, error: any Error) {
+    if let error = error as? HTTPParserError {
+      // A head cut by the end of input (the peer left, or the server closed the connection at a
+      // timeout) has nobody to answer.
+      if closed || error == .invalidEOFState || !context.channel.isActive {
+        context.close(promise: nil)
+        return
+      }
+      refuseUnparsable(context: context, error)
+    } else if error is ByteToMessageDecoderError {
+      // Bytes after a parse error: the answer to it is already on its way.
+    } else {
+      context.fireErrorCaught(error)
+    }
+  }
+
+  /// A head NIO's parser refused: 414 when the request line alone overflowed the head limit,
+  /// 431 when the header fields did, 400 for anything else; then the connection closes.
+  private func refuseUnparsable(context: ChannelHandlerContext, _ error: HTTPParserError) {
+    meter.discardsInput = true
+    closeAfterResponse = true
+    readingRequestSince = nil
+    headStartedAt = nil
+    // A response already under way cannot be interrupted by another one: close after it.
+    guard exchanges.isEmpty else { return }
+    let status: HTTPResponseStatus
+    let message: String
+    if error == .headerOverflow && !requestLineEnded {
+      status = .uriTooLong
+      message = "the request URI is longer than \(HTTPLimits.maximumURILength) bytes"
+    } else if error == .headerOverflow {
+      status = .requestHeaderFieldsTooLarge
+      message =
+        "the request header fields are larger than \(HTTPLimits.maximumHeadBytes) bytes"
+        + " or more than \(HTTPLimits.maximumHeaderFields)"
+    } else {
+      status = .badRequest
+      message = "the request is not valid HTTP/1.1"
+    }
+    exchanges.append(Exchange(method: "-", path: "-", received: .now()))
+    let body = ByteBuffer(bytes: jsonErrorBody(message))
+    var headers = HTTPHeaders()
+    headers.add(name: "Content-Type", value: "application/json; charset=utf-8")
+    headers.add(name: "Content-Length", value: String(body.readableBytes))
+    headers.add(name: "Cache-Control", value: "no-store")
+    let head = HTTPResponseHead(version: .http1_1, status: status, headers: headers)
+    write(context: context, data: wrapOutboundOut(.head(head)), promise: nil)
+    write(context: context, data: wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+    write(context: context, data: wrapOutboundOut(.end(nil)), promise: nil)
+    context.flush()
+  }
+
+  // MARK: Responses
+
+  /// The router's record for the next response not started yet. Sent from the request's task
+  /// before its responder runs, so records arrive in the order of the responses.
+  func expect(_ record: RequestRecord) { records.append(record) }
+
+  func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+    switch unwrapOutboundIn(data) {
+    case .head(var head):
+      if !(100..<200).contains(head.status.code) {
+        if closeAfterResponse { head.headers.replaceOrAdd(name: "Connection", value: "close") }
+        let index = responding.map { $0 + 1 } ?? 0
+        if index < exchanges.count {
+          responding = index
+          exchanges[index].status = Int(head.status.code)
+          exchanges[index].announcedBytes = head.headers.first(name: "Content-Length").flatMap { Int($0) }
+          if !records.isEmpty { exchanges[index].record = records.removeFirst() }
+        }
+      }
+      context.write(wrapOutboundOut(.head(head)), promise: promise)
+      if let responding { exchanges[responding].bodyStart = meter.queuedBytes }
+    case .body:
+      context.write(data, promise: promise)
+    case .end:
+      let finished = context.eventLoop.makePromise(of: Void.self)
+      finished.futureResult.assumeIsolated().whenComplete { result in
+        self.responseFinished(written: result)
+      }
+      if let promise { finished.futureResult.cascade(to: promise) }
+      context.write(data, promise: finished)
+      if let responding { exchanges[responding].bodyEnd = meter.queuedBytes }
+    }
+  }
+
+  /// The oldest response has reached the socket (or failed to).
+  private func responseFinished(written result: Result<Void, any Error>) {
+    guard !exchanges.isEmpty else { return }
+    let exchange = exchanges.removeFirst()
+    responding = responding.flatMap { $0 > 0 ? $0 - 1 : nil }
+    let complete: Bool
+    if case .success = result { complete = true } else { complete = false }
+    log(exchange, complete: complete)
+    guard complete, let context, !closed else { return }
+    if exchanges.isEmpty {
+      idleSince = .now()
+      if headStartedAt != nil { headStartedAt = .now() }
+      if closeAfterResponse || inputClosed { beginClosing(context: context) }
+    }
+    reschedule()
+  }
+
+  private func log(_ exchange: Exchange, complete: Bool) {
+    let bodyBytes = max(0, min(meter.writtenBytes, exchange.bodyEnd) - exchange.bodyStart)
+    let elapsed = NIODeadline.now() - exchange.received
+    var metadata: Logger.Metadata = [
+      "method": .string(exchange.method), "path": .string(exchange.path),
+      "route": .string(exchange.record?.route ?? "unmatched"), "status": .stringConvertible(exchange.status),
+      "ms": .string(String(format: "%.1f", Double(elapsed.nanoseconds) / 1e6)),
+      "bytes": .stringConvertible(bodyBytes),
+    ]
+    if complete {
+      logger.info("request", metadata: metadata)
+    } else {
+      // Cut short: the bytes are what the socket took, not what the response announced.
+      metadata["complete"] = "false"
+      if let announced = exchange.announcedBytes { metadata["of"] = .stringConvertible(announced) }
+      logger.warning("request", metadata: metadata)
+    }
+  }
+
+  /// Closes output now that the last response is in the socket, then input once the peer has
+  /// closed its side or the linger is over.
+  private func beginClosing(context: ChannelHandlerContext) {
+    guard lingerUntil == nil else { return }
+    meter.discardsInput = true
+    if inputClosed {
+      context.close(promise: nil)
+      return
+    }
+    lingerUntil = .now() + limits.lingerTimeout
+    context.close(mode: .output, promise: nil)
+    // Reads go on (and are dropped) until the peer's end of file.
+    context.read()
+  }
+
+  // MARK: Deadlines
+
+  private func nextDeadline() -> (NIODeadline, Expiry)? {
+    var candidates: [(NIODeadline, Expiry)] = []
+    if let lingerUntil { candidates.append((lingerUntil, .linger)) }
+    if let quiescedAt { candidates.append((quiescedAt + limits.drainTimeout, .drain)) }
+    if meter.pendingWrites > 0 { candidates.append((meter.lastProgress + limits.writeTimeout, .write)) }
+    if let readingRequestSince { candidates.append((readingRequestSince + limits.bodyTimeout, .body)) }
+    if exchanges.isEmpty && readingRequestSince == nil && lingerUntil == nil {
+      if let headStartedAt {
+        candidates.append((headStartedAt + limits.headerTimeout, .header))
+      } else if meter.pendingWrites == 0 {
+        candidates.append((idleSince + limits.idleTimeout, .idle))
+      }
+    }
+    return candidates.min { $0.0 < $1.0 }
+  }
+
+  /// The meter handed a write to the socket: the write deadline may now apply.
+  func writeQueued() {
+    if timer == nil || meter.pendingWrites == 1 { reschedule() }
+  }
+
+  private func reschedule() {
+    guard let context, !closed, let (deadline, _) = nextDeadline() else { return }
+    if timer != nil, let timerDeadline, timerDeadline <= deadline { return }
+    timer?.cancel()
+    timerDeadline = deadline
+    timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { self.timerFired() }
+  }
+
+  private func timerFired() {
+    timer = nil
+    timerDeadline = nil
+    guard let context, !closed, let (deadline, expiry) = nextDeadline() else { return }
+    guard deadline <= .now() else {
+      reschedule()
+      return
+    }
+    switch expiry {
+    case .idle, .linger:
+      logger.trace("connection closed", metadata: ["reason": .string(expiry.rawValue)])
+    case .header, .body:
+      logger.info("connection closed", metadata: ["reason": .string(expiry.rawValue)])
+    case .write:
+      logger.warning(
+        "connection closed",
+        metadata: [
+          "reason": .string(expiry.rawValue),
+          "detail": .string("the client took no byte for \(limits.writeTimeout.secondsText) s"),
+        ])
+    case .drain:
+      logger.warning(
+        "connection closed",
+        metadata: [
+          "reason": .string(expiry.rawValue), "responses": .stringConvertible(exchanges.count),
+          "unsent": .stringConvertible(meter.queuedBytes - meter.writtenBytes),
+        ])
+    }
+    closed = true
+    context.close(promise: nil)
+  }
+}
+
+/// The answer past ``ServerConfiguration/maxConnections``: a 503 written as soon as the
+/// connection opens, then closed like any other (output first, input after the peer's end or a
+/// short linger), without parsing anything.
+final class ConnectionRefusal: ChannelInboundHandler, RemovableChannelHandler {
+  typealias InboundIn = ByteBuffer
+  let retryAfterSeconds: Int
+  let lingerTimeout: TimeAmount
+  private var answered = false
+
+  init(retryAfterSeconds: Int, lingerTimeout: TimeAmount) {
+    self.retryAfterSeconds = retryAfterSeconds
+    self.lingerTimeout = lingerTimeout
+  }
+
+  func handlerAdded(context: ChannelHandlerContext) {
+    if context.channel.isActive { answer(context: context) }
+  }
+
+  func channelActive(context: ChannelHandlerContext) {
+    answer(context: context)
+    context.fireChannelActive()
+  }
+
+  private func answer(context: ChannelHandlerContext) {
+    guard !answered else { return }
+    answered = true
+    let body = jsonErrorBody("the server has too many open connections; try again shortly")
+    var bytes = ByteBuffer()
+    bytes.writeString(
+      "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json; charset=utf-8\r\n"
+        + "Content-Length: \(body.count)\r\nRetry-After: \(retryAfterSeconds)\r\nCache-Control: no-store\r\n"
+        + "Connection: close\r\n\r\n")
+    bytes.writeBytes(body)
+    context.writeAndFlush(NIOAny(IOData.byteBuffer(bytes)), promise: nil)
+    context.close(mode: .output, promise: nil)
+    context.eventLoop.assumeIsolated().scheduleTask(in: lingerTimeout) { context.close(promise: nil) }
+  }
+
+  func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
+
+  func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+    if case ChannelEvent.inputClosed = event { context.close(promise: nil) }
+  }
+
+  func errorCaught(context: ChannelHandlerContext, error: any Error) { context.close(promise: nil) }
+}
+
+/// `{"error": {"message": ...}}`, as ``ServiceError`` writes it.
+func jsonErrorBody(_ message: String) -> [UInt8] {
+  let data =
+    (try? JSONSerialization.data(
+      withJSONObject: ["error": ["message": message]], options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+  return Array(data)
+}

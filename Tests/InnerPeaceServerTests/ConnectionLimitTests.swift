@@ -1,0 +1,614 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import InnerPeace
+import InnerPeaceServer
+import Logging
+import ServiceLifecycle
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// Every phase of a connection has a limit, and a shutdown finishes what it accepted: tests on
+/// a live loopback server with short timeouts, driven with plain sockets.
+@Suite(.serialized) struct ConnectionLimitTests {
+  /// Each new limit is validated with one line naming its flag; the defaults are valid.
+  @Test func limitsAreValidated() throws {
+    try ServerConfiguration().validate()
+    let cases: [(String, (inout ServerConfiguration) -> Void)] = [
+      ("--header-timeout", { $0.headerTimeoutSeconds = 0 }), ("--body-timeout", { $0.bodyTimeoutSeconds = -1 }),
+      ("--write-timeout", { $0.writeTimeoutSeconds = 4000 }), ("--drain-timeout", { $0.drainTimeoutSeconds = .nan }),
+      ("--max-connections", { $0.maxConnections = 0 }),
+    ]
+    for (flag, change) in cases {
+      var configuration = ServerConfiguration()
+      change(&configuration)
+      #expect(throws: ServerConfigurationError.self) { try configuration.validate() }
+      do {
+        try configuration.validate()
+      } catch {
+        #expect(error.description.hasPrefix(flag), "\(error)")
+        #expect(!error.description.contains("\n"))
+      }
+    }
+  }
+
+  // MARK: Request side
+
+  /// A head with `Content-Length: 100000` then a byte every 100 ms: each byte used to restart
+  /// the idle timer, so the connection was held forever. The body timeout closes it.
+  @Test(.timeLimit(.minutes(1)))
+  func slowBodyIsClosedAtTheBodyTimeout() async throws {
+    var configuration = testConfiguration()
+    configuration.bodyTimeoutSeconds = 1
+    let logs = LogStore()
+    try await withLiveServer(configuration: configuration, logs: logs) { port, _ in
+      let closedAfter = try await onOwnThread { () -> Duration? in
+        let socket = try TestSocket(port: port)
+        try socket.send("GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n")
+        let started = ContinuousClock.now
+        for _ in 0..<60 {
+          if (try? socket.send("a")) == nil || socket.sawEndOfFile(within: 0.1) { return ContinuousClock.now - started }
+        }
+        return nil
+      }
+      let elapsed = try #require(closedAfter, "still open after 6 s of a slow body")
+      #expect(elapsed < .seconds(4))
+      // Closing at the timeout is not a request: no answer is attempted, none is logged as cut.
+      try await Task.sleep(for: .milliseconds(200))
+      #expect(!logs.lines.contains { $0.contains("complete=false") }, "\(logs.lines)")
+    }
+  }
+
+  /// A head sent a header line at a time (slowloris): closed at the header timeout.
+  @Test(.timeLimit(.minutes(1)))
+  func slowHeadIsClosedAtTheHeaderTimeout() async throws {
+    var configuration = testConfiguration()
+    configuration.headerTimeoutSeconds = 1
+    let logs = LogStore()
+    try await withLiveServer(configuration: configuration, logs: logs) { port, _ in
+      let closedAfter = try await onOwnThread { () -> Duration? in
+        let socket = try TestSocket(port: port)
+        try socket.send("GET /healthz HTTP/1.1\r\n")
+        let started = ContinuousClock.now
+        for line in 0..<60 {
+          if (try? socket.send("X-Slow-\(line): 1\r\n")) == nil || socket.sawEndOfFile(within: 0.1) {
+            return ContinuousClock.now - started
+          }
+        }
+        return nil
+      }
+      let elapsed = try #require(closedAfter, "still open after 6 s of a slow head")
+      #expect(elapsed < .seconds(4))
+      // Closing at the timeout is not a request: no answer is attempted, none is logged as cut.
+      try await Task.sleep(for: .milliseconds(200))
+      #expect(!logs.lines.contains { $0.contains("complete=false") }, "\(logs.lines)")
+    }
+  }
+
+  /// HTTP/1.0 without keep-alive: the connection closes after the response, not after the idle
+  /// timeout (30 s here).
+  @Test(.timeLimit(.minutes(1)))
+  func http10IsClosedAfterItsResponse() async throws {
+    try await withLiveServer(configuration: testConfiguration()) { port, _ in
+      let (bytes, elapsed) = try await onOwnThread {
+        let socket = try TestSocket(port: port)
+        try socket.send("GET /healthz HTTP/1.0\r\n\r\n")
+        let started = ContinuousClock.now
+        return (try socket.readToEnd(timeout: 5), ContinuousClock.now - started)
+      }
+      #expect(elapsed < .seconds(3))
+      let reply = try replyOf(bytes)
+      #expect(reply.status == 200)
+      #expect(reply.header("Connection")?.lowercased() == "close")
+      #expect(reply.header("Content-Length") == String(reply.body.count))
+    }
+  }
+
+  /// A URI over the limit gets the JSON 414 at every length: through the router up to NIO's
+  /// head limit, from the connection past it; an oversized header block gets a JSON 431.
+  @Test(.timeLimit(.minutes(1)))
+  func overlongURIsGetJSON414AtEveryLength() async throws {
+    try await withLiveServer(configuration: testConfiguration()) { port, _ in
+      for length in [33 * 1024, 80 * 1024, 200 * 1024, 1024 * 1024] {
+        let target = "/card.png?text=" + String(repeating: "a", count: length)
+        let reply = try await exchange(port, "GET \(target) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        expectError(reply, status: 414)
+        #expect(reply.header("Connection")?.lowercased() == "close", "\(length)")
+      }
+      let big = "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "b", count: 70_000))\r\n\r\n"
+      expectError(try await exchange(port, big), status: 431)
+      let fields = (0...HTTPLimits.maximumHeaderFields).map { "X-F\($0): 1\r\n" }.joined()
+      expectError(try await exchange(port, "GET /healthz HTTP/1.1\r\nHost: x\r\n\(fields)\r\n"), status: 431)
+      expectError(try await exchange(port, "GET /healthz HTTP/1.1\r\nHost x\r\n\r\n"), status: 400)
+    }
+  }
+
+  /// Past `maxConnections` a new connection gets an immediate JSON 503 with Retry-After; once
+  /// connections close, new ones are served again.
+  @Test(.timeLimit(.minutes(1)))
+  func connectionsPastTheCapGetAFast503() async throws {
+    var configuration = testConfiguration()
+    configuration.maxConnections = 3
+    let retryAfter = configuration.retryAfterSeconds
+    try await withLiveServer(configuration: configuration) { port, _ in
+      let (statuses, refused) = try await onOwnThread { () -> ([Int], (Reply, Duration)?) in
+        var open: [TestSocket] = []
+        var statuses: [Int] = []
+        for _ in 0..<5 {
+          let socket = try TestSocket(port: port)
+          let started = ContinuousClock.now
+          try? socket.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+          let reply = try socket.readResponse(timeout: 5)
+          statuses.append(reply.status)
+          if reply.status == 503 { return (statuses, (reply, ContinuousClock.now - started)) }
+          open.append(socket)
+        }
+        return (statuses, nil)
+      }
+      let (reply, elapsed) = try #require(refused, "no 503 past 3 connections: \(statuses)")
+      #expect(statuses == [200, 200, 200, 503])
+      expectError(reply, status: 503)
+      #expect(reply.header("Retry-After") == String(retryAfter))
+      #expect(reply.header("Connection")?.lowercased() == "close")
+      #expect(elapsed < .seconds(1))
+
+      // The three served ones are closed now (their sockets are gone): there is room again.
+      var served = false
+      for _ in 0..<50 where !served {
+        let status = try? await exchange(port, "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").status
+        served = status == 200
+        if !served { try await Task.sleep(for: .milliseconds(50)) }
+      }
+      #expect(served, "closing connections must make room again")
+    }
+  }
+
+  // MARK: Response side
+
+  /// A reader slower than the body but steadily taking bytes gets the whole body, though the
+  /// response takes longer than the idle timeout and the write timeout together; the log line
+  /// counts the bytes written. (The body is larger than what loopback's kernel buffers hold.)
+  @Test(.timeLimit(.minutes(3)))
+  func steadySlowReaderGetsTheWholeBody() async throws {
+    var configuration = testConfiguration()
+    configuration.idleTimeoutSeconds = 1
+    configuration.writeTimeoutSeconds = 3
+    let logs = LogStore()
+    try await withLiveServer(configuration: configuration, logs: logs) { port, _ in
+      let (bytes, elapsed) = try await onOwnThread {
+        let socket = try TestSocket(port: port, receiveBuffer: 16_384)
+        try socket.send("GET \(bigCard) HTTP/1.1\r\nHost: x\r\n\r\n")
+        _ = try socket.readSome(timeout: 120)
+        let started = ContinuousClock.now
+        // About 2 MB/s: slower than the body for several idle timeouts, never stalled for long.
+        try socket.readSlowly(chunk: 16_000, pause: 0.008, timeout: 60)
+        return (socket.received, ContinuousClock.now - started)
+      }
+      let reply = try replyOf(bytes)
+      #expect(elapsed > .seconds(2), "the reader was meant to be slower than the idle timeout")
+      expectCard(reply, format: "png", size: (4096, 4096))
+      #expect(pngIsIntact(reply.body), "every chunk's CRC must match")
+      let line = try #require(await logs.waitForLine { $0.contains("path=/cards/1.png") })
+      #expect(line.contains("bytes=\(reply.body.count)"), "\(line)")
+      #expect(!line.contains("complete=false"), "\(line)")
+    }
+  }
+
+  /// A reader that stops reading: the connection closes once the socket has taken nothing for
+  /// the write timeout, and the log line says the response was cut, with the bytes written.
+  @Test(.timeLimit(.minutes(3)))
+  func stalledReaderIsClosedAtTheWriteTimeoutAndLoggedAsCut() async throws {
+    var configuration = testConfiguration()
+    configuration.writeTimeoutSeconds = 1
+    let logs = LogStore()
+    try await withLiveServer(configuration: configuration, logs: logs) { port, _ in
+      let socket = try TestSocket(port: port, receiveBuffer: 16_384)
+      try socket.send("GET \(bigCard) HTTP/1.1\r\nHost: x\r\n\r\n")
+      let line = try #require(
+        await logs.waitForLine(timeout: .seconds(150)) { $0.contains("path=/cards/1.png") },
+        "no log line: \(logs.lines)")
+      #expect(line.contains("complete=false"), "\(line)")
+      let written = Int(line.firstMatch(of: /bytes=(\d+)/)?.1 ?? "") ?? -1
+      let announced = Int(line.firstMatch(of: /of=(\d+)/)?.1 ?? "") ?? -1
+      #expect(written >= 0 && written < announced, "\(line)")
+      #expect(logs.lines.contains { $0.contains("response not read") }, "\(logs.lines)")
+      let closed = try await onOwnThread { socket.sawEndOfFile(within: 10) }
+      #expect(closed, "the server closes the connection it gave up on")
+    }
+  }
+
+  // MARK: Shutdown
+
+  /// Graceful shutdown: an idle keep-alive connection closes at once, a request in flight is
+  /// answered with `Connection: close`, a slow reader gets every byte, and the server returns
+  /// once all of that is written, well before the drain limit.
+  @Test(.timeLimit(.minutes(3)))
+  func shutdownFinishesWhatItAccepted() async throws {
+    var configuration = testConfiguration()
+    configuration.drainTimeoutSeconds = 30
+    let logs = LogStore()
+    let renderer = SlowRenderer(base: try realRenderer(), delay: 1.5)
+    let server = try await LiveServer.start(renderer: renderer, configuration: configuration, logs: logs)
+    let port = server.port
+
+    let idle = try TestSocket(port: port)
+    let reader = try TestSocket(port: port, receiveBuffer: 16_384)
+    let inFlight = try TestSocket(port: port)
+    try await onOwnThread {
+      try idle.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+      _ = try idle.readResponse(timeout: 10)
+      try reader.send("GET \(bigCard) HTTP/1.1\r\nHost: x\r\n\r\n")
+      // The first bytes of that body, then a slow render on another connection.
+      _ = try reader.readSome(timeout: 120)
+      try inFlight.send("GET /cards/5.png?w=300&h=300 HTTP/1.1\r\nHost: x\r\n\r\n")
+    }
+    try await Task.sleep(for: .milliseconds(300))
+
+    let signalled = ContinuousClock.now
+    let stopped = Task { await server.stop() }
+    let idleClosed = try await onOwnThread { idle.sawEndOfFile(within: 3) }
+    #expect(idleClosed, "an idle keep-alive connection closes at once")
+    let answered = try replyOf(try await onOwnThread { try inFlight.readToEnd(timeout: 30) })
+    expectCard(answered, format: "png", size: (300, 300))
+    #expect(answered.header("Connection")?.lowercased() == "close")
+
+    try await onOwnThread { try reader.readSlowly(chunk: 16_000, pause: 0.008, timeout: 60) }
+    let whole = try replyOf(reader.received)
+    expectCard(whole, format: "png", size: (4096, 4096))
+    #expect(pngIsIntact(whole.body))
+    await stopped.value
+    #expect(ContinuousClock.now - signalled < .seconds(25), "everything was written: no wait for the limit")
+    #expect(!logs.lines.contains { $0.contains("complete=false") }, "\(logs.lines)")
+  }
+
+  /// The built binary: a 4096x4096 PNG downloaded at a slow rate across a SIGTERM arrives whole
+  /// (every byte, every chunk's CRC, IHDR and IEND), and the process then exits 0. It used to
+  /// exit within milliseconds of the signal, cutting the body.
+  @Test(.timeLimit(.minutes(4)))
+  func sigtermFinishesASlowDownload() async throws {
+    let server = try await ServerProcess.start(arguments: ["serve", "--port", "0", "--drain-timeout", "120"])
+    defer { server.stop() }
+    let port = try #require(server.port, "no 'listening on' line; stderr: \(server.stderr)")
+    let socket = try TestSocket(port: port, receiveBuffer: 65_536)
+    try await onOwnThread {
+      try socket.send("GET \(bigCard) HTTP/1.1\r\nHost: x\r\n\r\n")
+      _ = try socket.readSome(timeout: 150)
+      // About 2 MB/s: the body takes seconds, and the signal comes about a megabyte in.
+      while socket.received.count < 1_000_000 {
+        _ = try socket.readSome(timeout: 10)
+        Thread.sleep(forTimeInterval: 0.03)
+      }
+    }
+    server.signal(SIGTERM)
+    let signalled = ContinuousClock.now
+    try await onOwnThread { try socket.readSlowly(chunk: 65_536, pause: 0.03, timeout: 120) }
+    let reply = try replyOf(socket.received)
+    #expect(reply.status == 200)
+    #expect(reply.header("Content-Length") == String(reply.body.count), "got \(reply.body.count) bytes")
+    let size = imageDimensions(reply.body)
+    #expect(size?.width == 4096 && size?.height == 4096)
+    #expect(pngIsIntact(reply.body), "every chunk's CRC must match")
+    #expect(ContinuousClock.now - signalled > .seconds(1), "the download was meant to outlast the signal")
+    let closed = try await onOwnThread { socket.sawEndOfFile(within: 5) }
+    #expect(closed, "the server closes the connection after the response")
+    let status = try await server.waitForExit(timeout: .seconds(20))
+    #expect(status == 0, "exit status after SIGTERM; stderr: \(server.stderr)")
+    #expect(!server.stderr.contains("complete=false"), "\(server.stderr)")
+  }
+
+  /// A reader that never reads holds the shutdown only until the drain limit; the connection is
+  /// closed and logged.
+  @Test(.timeLimit(.minutes(3)))
+  func drainLimitClosesWhatIsLeft() async throws {
+    var configuration = testConfiguration()
+    configuration.drainTimeoutSeconds = 1
+    configuration.writeTimeoutSeconds = 60
+    let logs = LogStore()
+    let server = try await LiveServer.start(
+      renderer: try realRenderer(), configuration: configuration, logs: logs)
+    let stuck = try TestSocket(port: server.port, receiveBuffer: 4096)
+    try await onOwnThread {
+      try stuck.send("GET \(bigCard) HTTP/1.1\r\nHost: x\r\n\r\n")
+      _ = try stuck.readSome(timeout: 120)
+    }
+    let signalled = ContinuousClock.now
+    await server.stop()
+    #expect(ContinuousClock.now - signalled < .seconds(5))
+    #expect(logs.lines.contains { $0.contains("drain limit reached") }, "\(logs.lines)")
+    #expect(logs.lines.contains { $0.contains("path=/cards/1.png") && $0.contains("complete=false") })
+  }
+}
+
+/// A card larger than loopback's kernel buffers (about 10 MB), rendered once per server.
+private let bigCard = "/cards/1.png?w=4096&h=4096"
+
+/// One request on a new connection, read until the server closes.
+private func exchange(_ port: Int, _ request: String) async throws -> Reply {
+  try await onOwnThread {
+    let socket = try TestSocket(port: port)
+    // The server may answer before the whole request is sent; the answer still arrives.
+    try? socket.send(request)
+    return try replyOf(socket.readToEnd(timeout: 10))
+  }
+}
+
+// MARK: A live server
+
+/// Runs `body` against a live server of the real renderer, with the port.
+private func withLiveServer(
+  configuration: ServerConfiguration, logs: LogStore? = nil,
+  _ body: @Sendable (Int, LiveServer) async throws -> Void
+) async throws {
+  let server = try await LiveServer.start(
+    renderer: try realRenderer(), configuration: configuration, logs: logs ?? LogStore())
+  do {
+    try await body(server.port, server)
+  } catch {
+    await server.stop()
+    throw error
+  }
+  await server.stop()
+}
+
+/// The application as `buildApplication` makes it, in a service group of its own, so that a test
+/// can trigger the graceful shutdown (what SIGTERM does) and see how long it takes.
+final class LiveServer: Sendable {
+  let port: Int
+  private let group: ServiceGroup
+  private let running: Task<Void, Never>
+  private let shutdown: @Sendable () async throws -> Void
+
+  private init(
+    port: Int, group: ServiceGroup, running: Task<Void, Never>, shutdown: @escaping @Sendable () async throws -> Void
+  ) {
+    self.port = port
+    self.group = group
+    self.running = running
+    self.shutdown = shutdown
+  }
+
+  static func start<Renderer: CardRendering>(
+    renderer: Renderer, configuration base: ServerConfiguration, logs: LogStore
+  ) async throws -> LiveServer {
+    var configuration = base
+    configuration.port = 0
+    let service = CardService(renderer: renderer, configuration: configuration, logger: quietLogger)
+    let logger = Logger(label: "innerpeace-test") { _ in CapturingLogHandler(store: logs) }
+    let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+    let app = buildApplication(service: service, logger: logger) { port in continuation.yield(port) }
+    let group = ServiceGroup(configuration: .init(services: [app], logger: quietLogger))
+    let running = Task { _ = try? await group.run() }
+    var iterator = ports.makeAsyncIterator()
+    guard let port = await iterator.next() else { throw RawHTTPError(description: "the server did not start") }
+    return LiveServer(port: port, group: group, running: running) { try await service.shutdown() }
+  }
+
+  /// Graceful shutdown; returns once the server has stopped.
+  func stop() async {
+    await group.triggerGracefulShutdown()
+    await running.value
+    try? await shutdown()
+  }
+}
+
+// MARK: Logs
+
+/// Log lines, as `key=value` text, for tests to read.
+final class LogStore: Sendable {
+  private let store = Mutex<[String]>([])
+  var lines: [String] { store.withLock { $0 } }
+  func append(_ line: String) { store.withLock { $0.append(line) } }
+
+  /// The first line matching, waiting up to `timeout` for it.
+  func waitForLine(timeout: Duration = .seconds(20), _ matches: (String) -> Bool) async -> String? {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+      if let line = lines.first(where: matches) { return line }
+      try? await Task.sleep(for: .milliseconds(20))
+    }
+    return nil
+  }
+}
+
+struct CapturingLogHandler: LogHandler {
+  let store: LogStore
+  var metadata: Logger.Metadata = [:]
+  var logLevel: Logger.Level = .info
+  subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    get { metadata[key] }
+    set { metadata[key] = newValue }
+  }
+  func log(event: LogEvent) {
+    let merged = metadata.merging(event.metadata ?? [:]) { $1 }
+    let fields = merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+    store.append("\(event.level) \(event.message) \(fields)")
+  }
+}
+
+// MARK: A raw loopback socket
+
+/// A blocking loopback TCP socket that sends and reads exactly what a test says, when it says.
+final class TestSocket: @unchecked Sendable {
+  let descriptor: Int32
+  /// Everything read so far.
+  private(set) var received: [UInt8] = []
+
+  /// Connects to 127.0.0.1:`port`; `receiveBuffer` makes the kernel's receive buffer small, so
+  /// that a slow reader is slow on the wire too.
+  init(port: Int, receiveBuffer: Int32? = nil) throws {
+    descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard descriptor >= 0 else { throw RawHTTPError(description: "socket() failed") }
+    if var size = receiveBuffer {
+      setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+    }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let connected = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+      }
+    }
+    guard connected == 0 else {
+      close(descriptor)
+      throw RawHTTPError(description: "connect to 127.0.0.1:\(port) failed: errno \(errno)")
+    }
+  }
+
+  deinit { close(descriptor) }
+
+  func send(_ text: String) throws { try send(Array(text.utf8)) }
+
+  /// Sends all of `bytes`, or throws when the peer has closed or reset.
+  func send(_ bytes: [UInt8]) throws {
+    var sent = 0
+    while sent < bytes.count {
+      let count = bytes[sent...].withUnsafeBytes {
+        systemSend(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+      }
+      guard count > 0 else {
+        if errno == EINTR { continue }
+        throw RawHTTPError(description: "send failed: errno \(errno)")
+      }
+      sent += count
+    }
+  }
+
+  /// Reads what is there within `timeout` seconds: nil at end of file (or reset), [] on timeout.
+  private func readOnce(timeout: Double, limit: Int = 65_536) throws -> [UInt8]? {
+    var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+    let ready = poll(&poller, 1, Int32(timeout * 1000))
+    if ready == 0 { return [] }
+    guard ready > 0 else {
+      if errno == EINTR { return [] }
+      throw RawHTTPError(description: "poll failed: errno \(errno)")
+    }
+    var buffer = [UInt8](repeating: 0, count: limit)
+    let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+    if count == 0 { return nil }
+    if count < 0 {
+      if errno == EINTR || errno == EAGAIN { return [] }
+      return nil
+    }
+    received += buffer[0..<count]
+    return Array(buffer[0..<count])
+  }
+
+  /// Whether the peer closed (end of file or reset) within `seconds`, reading what comes.
+  func sawEndOfFile(within seconds: Double) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    repeat {
+      guard let chunk = try? readOnce(timeout: max(0, min(0.05, deadline.timeIntervalSinceNow))) else { return true }
+      if chunk.isEmpty && Date() >= deadline { return false }
+    } while true
+  }
+
+  /// The first bytes that arrive.
+  func readSome(timeout: Double) throws -> [UInt8] {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+      guard let chunk = try readOnce(timeout: 0.1) else { break }
+      if !chunk.isEmpty { return chunk }
+    }
+    throw RawHTTPError(description: "nothing arrived within \(timeout) s")
+  }
+
+  /// Everything until the peer closes.
+  func readToEnd(timeout: Double) throws -> [UInt8] {
+    let deadline = Date().addingTimeInterval(timeout)
+    var bytes: [UInt8] = []
+    while true {
+      guard Date() < deadline else { throw RawHTTPError(description: "no end of file within \(timeout) s") }
+      guard let chunk = try readOnce(timeout: 0.1) else { return bytes }
+      bytes += chunk
+    }
+  }
+
+  /// Until the peer closes or the first response is whole, at most `chunk` bytes per read with
+  /// `pause` seconds between reads (what arrives goes to ``received``).
+  func readSlowly(chunk: Int, pause: Double, timeout: Double) throws {
+    let deadline = Date().addingTimeInterval(timeout)
+    while true {
+      guard Date() < deadline else { throw RawHTTPError(description: "slow read not over within \(timeout) s") }
+      guard try readOnce(timeout: 0.5, limit: chunk) != nil else { return }
+      if let head = try? RawHTTPConnection.parse(received), let length = Int(head.header("content-length") ?? ""),
+        head.body.count >= length
+      {
+        return
+      }
+      Thread.sleep(forTimeInterval: pause)
+    }
+  }
+
+  /// One response (head and Content-Length body) on a connection that may stay open.
+  func readResponse(timeout: Double) throws -> Reply {
+    let deadline = Date().addingTimeInterval(timeout)
+    let start = received.count
+    while Date() < deadline {
+      let bytes = Array(received[start...])
+      if let head = try? RawHTTPConnection.parse(bytes), let length = Int(head.header("content-length") ?? ""),
+        head.body.count >= length
+      {
+        return try replyOf(bytes)
+      }
+      guard let _ = try readOnce(timeout: 0.1) else { return try replyOf(Array(received[start...])) }
+    }
+    throw RawHTTPError(description: "no whole response within \(timeout) s")
+  }
+}
+
+#if canImport(Glibc)
+  private let systemSend = Glibc.send
+#else
+  private let systemSend = Darwin.send
+#endif
+
+/// Raw response bytes as a ``Reply``.
+func replyOf(_ bytes: [UInt8]) throws -> Reply {
+  let raw = try RawHTTPConnection.parse(bytes)
+  var fields = HTTPFields()
+  for (name, value) in raw.headers {
+    if let name = HTTPField.Name(name) { fields.append(HTTPField(name: name, value: value)) }
+  }
+  let length = Int(raw.header("content-length") ?? "") ?? raw.body.count
+  return Reply(status: raw.status, headers: fields, body: Array(raw.body.prefix(length)), elapsed: .zero)
+}
+
+/// Whether a PNG is whole: signature, every chunk's CRC, IHDR first and IEND last.
+func pngIsIntact(_ bytes: [UInt8]) -> Bool {
+  guard imageKind(bytes) == "png" else { return false }
+  var at = 8
+  var first = true
+  while at + 12 <= bytes.count {
+    let length = bytes[at..<at + 4].reduce(0) { $0 << 8 | Int($1) }
+    guard at + 12 + length <= bytes.count else { return false }
+    let type = String(decoding: bytes[at + 4..<at + 8], as: UTF8.self)
+    if first && type != "IHDR" { return false }
+    first = false
+    let crc = bytes[at + 8 + length..<at + 12 + length].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+    guard crc32(bytes[at + 4..<at + 8 + length]) == crc else { return false }
+    at += 12 + length
+    if type == "IEND" { return at == bytes.count }
+  }
+  return false
+}
+
+private let crcTable: [UInt32] = (0..<256).map { n in
+  var c = UInt32(n)
+  for _ in 0..<8 { c = c & 1 == 1 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
+  return c
+}
+
+func crc32(_ bytes: ArraySlice<UInt8>) -> UInt32 {
+  var c: UInt32 = 0xFFFF_FFFF
+  for byte in bytes { c = crcTable[Int((c ^ UInt32(byte)) & 0xFF)] ^ (c >> 8) }
+  return c ^ 0xFFFF_FFFF
+}
