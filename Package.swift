@@ -31,19 +31,22 @@ let package = Package(
       providers: [
         .apt([
           "libcairo2-dev", "libpango1.0-dev", "libfontconfig-dev", "libturbojpeg0-dev", "libwebp-dev",
-          "libdeflate-dev",
+          "libdeflate-dev", "libpng-dev",
         ])
       ]
     ),
     // The blur's and the PNG writer's pixel loops, in C so they vectorise.
     .target(name: "CInnerPeaceKernels"),
+    // PNG decoding through libpng (its errors longjmp, which Swift cannot catch), CMYK and EXIF
+    // orientation loops.
+    .target(name: "CInnerPeaceCodecs", linkerSettings: [.linkedLibrary("png16")]),
     // The bundled catalog (top-level Resources/) and fonts (top-level Fonts/), copied as they are.
     .target(
       name: "InnerPeaceResources",
       path: ".",
       exclude: [
         "README.md", "BENCHMARKS.md", "LICENSE", "Tests", "Sources/CInnerPeace", "Sources/CInnerPeaceKernels",
-        "Sources/InnerPeace",
+        "Sources/CInnerPeaceCodecs", "Sources/InnerPeace",
         "Sources/InnerPeaceCLI", "Sources/InnerPeaceBench", "Sources/InnerPeaceServer", "docs",
       ],
       sources: ["Sources/InnerPeaceResources"],
@@ -52,7 +55,7 @@ let package = Package(
     ),
     .target(
       name: "InnerPeace",
-      dependencies: ["CInnerPeace", "CInnerPeaceKernels", "InnerPeaceResources"],
+      dependencies: ["CInnerPeace", "CInnerPeaceKernels", "CInnerPeaceCodecs", "InnerPeaceResources"],
       swiftSettings: swiftSettings
     ),
     .target(
