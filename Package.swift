@@ -32,7 +32,7 @@ let package = Package(
       providers: [
         .apt([
           "libcairo2-dev", "libpango1.0-dev", "libfontconfig-dev", "libturbojpeg0-dev", "libwebp-dev",
-          "libdeflate-dev",
+          "libdeflate-dev", "libpng-dev",
         ])
       ]
     ),
@@ -40,13 +40,16 @@ let package = Package(
     .target(name: "CInnerPeaceKernels"),
     // Spawning render worker processes and arming their parent-death signal.
     .target(name: "CInnerPeaceProcess"),
+    // PNG decoding through libpng (its errors longjmp, which Swift cannot catch), CMYK and EXIF
+    // orientation loops.
+    .target(name: "CInnerPeaceCodecs", linkerSettings: [.linkedLibrary("png16")]),
     // The bundled catalog (top-level Resources/) and fonts (top-level Fonts/), copied as they are.
     .target(
       name: "InnerPeaceResources",
       path: ".",
       exclude: [
         "README.md", "BENCHMARKS.md", "LICENSE", "Tests", "Sources/CInnerPeace", "Sources/CInnerPeaceKernels",
-        "Sources/CInnerPeaceProcess", "Sources/InnerPeace",
+        "Sources/CInnerPeaceProcess", "Sources/CInnerPeaceCodecs", "Sources/InnerPeace",
         "Sources/InnerPeaceCLI", "Sources/InnerPeaceBench", "Sources/InnerPeaceServer", "docs",
       ],
       sources: ["Sources/InnerPeaceResources"],
@@ -55,7 +58,7 @@ let package = Package(
     ),
     .target(
       name: "InnerPeace",
-      dependencies: ["CInnerPeace", "CInnerPeaceKernels", "InnerPeaceResources"],
+      dependencies: ["CInnerPeace", "CInnerPeaceKernels", "CInnerPeaceCodecs", "InnerPeaceResources"],
       swiftSettings: swiftSettings
     ),
     .target(

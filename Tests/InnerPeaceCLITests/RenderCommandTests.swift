@@ -2,6 +2,10 @@ import Foundation
 import InnerPeace
 import Testing
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// `innerpeace render`, end to end through the built binary.
 @Suite("innerpeace render")
 struct RenderCommandTests {
@@ -190,6 +194,12 @@ struct RenderCommandTests {
     pngSignature + [0, 0, 0, 13] + Array("IHDR".utf8) + [0, 0, 1, 0, 0, 0, 1, 0, 8, 2, 0, 0, 0, 1, 2, 3, 4]
     + [UInt8](repeating: 0x5A, count: 200)
 
+  /// The bundled photo cut to 30 % of its bytes: its header is whole, its image data is not.
+  static let cutPhoto: [UInt8] = {
+    let bytes = (try? [UInt8](Data(contentsOf: photo))) ?? []
+    return Array(bytes.prefix(bytes.count * 3 / 10))
+  }()
+
   static let badInputs: [BadInput] = [
     BadInput(
       name: "malformed quotes.json", arguments: ["--catalog", "{catalog}"],
@@ -221,6 +231,17 @@ struct RenderCommandTests {
       catalog: catalog(pictures: #"["broken.png"]"#, extra: ["broken.png": brokenPNG]),
       mentions: ["broken.png", "decode"],
       status: 65),
+    BadInput(
+      name: "picture cut to 30 %", arguments: ["--catalog", "{catalog}", "--picture", "cut.jpg"],
+      catalog: catalog(pictures: #"["photo.jpg", "cut.jpg"]"#, extra: ["cut.jpg": cutPhoto]),
+      mentions: ["cut.jpg", "decode"], status: 65),
+    BadInput(
+      name: "picture that is a FIFO", arguments: ["--catalog", "{catalog}", "--picture", "x.jpg"],
+      catalog: { folder in
+        try catalog(pictures: #"["photo.jpg", "x.jpg"]"#)(folder)
+        guard mkfifo(folder.appendingPathComponent("x.jpg").path, 0o600) == 0 else { throw POSIXError(.EIO) }
+      },
+      mentions: ["x.jpg", "regular file"], status: 65),
     BadInput(
       name: "picture name with / in pictures.json", arguments: ["--catalog", "{catalog}"],
       catalog: catalog(pictures: #"["photo.jpg", "../photo.jpg"]"#), mentions: ["../photo.jpg", "plain file name"],

@@ -89,6 +89,31 @@ import Testing
     #expect(line.contains("column"), "\(line)")
     #expect(!server.stderr.contains("listening"))
   }
+
+  /// A photo that cannot be drawn fails `serve --catalog` at start-up, with one line naming
+  /// it, instead of a healthy server that answers 500 for every card that uses it.
+  @Test(.timeLimit(.minutes(1)))
+  func undrawablePhotoFailsBeforeListening() async throws {
+    let folder = FileManager.default.temporaryDirectory
+      .appendingPathComponent("innerpeace-serve-photo-\(UUID().uuidString)", isDirectory: true)
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let photo = try Data(contentsOf: packageRoot.appendingPathComponent("Resources/aqua.jpg"))
+    try Data(#"[{"text": "Breathe.", "author": "Anon"}]"#.utf8).write(to: folder.appendingPathComponent("quotes.json"))
+    try Data(#"["aqua.jpg", "cut.jpg"]"#.utf8).write(to: folder.appendingPathComponent("pictures.json"))
+    try photo.write(to: folder.appendingPathComponent("aqua.jpg"))
+    try photo.prefix(photo.count * 3 / 10).write(to: folder.appendingPathComponent("cut.jpg"))
+
+    let server = try await ServerProcess.start(
+      arguments: ["serve", "--port", "0", "--host", "127.0.0.1", "--catalog", folder.path], waitForListening: false)
+    defer { server.stop() }
+    let status = try await server.waitForExit(timeout: .seconds(10))
+    #expect(status == 65, "exit status \(String(describing: status)); stderr: \(server.stderr)")
+    let lines = server.stderr.split(separator: "\n").filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
+    #expect(lines.count == 1, "one line on stderr: \(server.stderr)")
+    #expect(lines.first?.contains("cut.jpg") == true, "\(server.stderr)")
+    #expect(!server.stderr.contains("listening"))
+  }
 }
 
 // MARK: The server process

@@ -172,16 +172,15 @@ public struct Catalog: Sendable {
     else { throw .pictureNameInvalid(name: name) }
   }
 
-  /// Checks a picture's name, that its file exists, and that its header decodes. Reads only the
-  /// first 64 KiB: decoding every photo in full would slow every start-up.
+  /// Checks a picture's name, that it is a regular file within the size limit, and that the
+  /// whole file is a JPEG or PNG that can be drawn: its structure walks to the end, its size is
+  /// within ``Limits``, its colour space can be decoded. Decodes no pixels: start-up stays fast.
   static func checkPicture(_ name: String, in directory: URL) throws(InnerPeaceError) {
     try checkName(name)
-    let path = directory.appendingPathComponent(name).path
-    guard let handle = FileHandle(forReadingAtPath: path) else { throw .pictureMissing(name: name) }
-    defer { try? handle.close() }
-    let head: Data = ((try? handle.read(upToCount: 65_536)) ?? nil) ?? Data()
-    if case .failure(let failure) = ImageDecoding.probe([UInt8](head)) {
+    let bytes = try PictureFile.read(atPath: directory.appendingPathComponent(name).path, name: name)
+    if case .failure(let failure) = ImageDecoding.inspect(bytes) {
       throw .pictureUndecodable(name: name, reason: failure.reason)
     }
   }
+
 }

@@ -1,8 +1,19 @@
 internal import CInnerPeace
+internal import CInnerPeaceCodecs
 
-/// Decodes background photos (JPEG through libturbojpeg, PNG through Cairo) to ``Pixels``.
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Checks and decodes background photos (JPEG through libturbojpeg, PNG through libpng) to
+/// ``Pixels``, as they are meant to be seen (EXIF orientation applied).
+///
+/// ``inspect(_:)`` checks a whole file without decoding its pixels: the structure (JPEG marker
+/// segments through to the end-of-image marker, PNG chunks through to IEND with their CRCs), a
+/// format and colour space that can be decoded, and the size ``Limits`` allow. The catalog runs
+/// it once per photo at load; ``decode(_:covering:)`` runs it again before decoding.
 enum ImageDecoding {
-  /// Why an image header could not be read.
+  /// Why an image cannot be decoded.
   struct ProbeFailure: Error {
     let reason: String
     init(_ reason: String) { self.reason = reason }
@@ -10,81 +21,100 @@ enum ImageDecoding {
 
   enum Kind { case jpeg, png }
 
+  /// What a checked image is.
+  struct Header: Equatable {
+    let kind: Kind
+    /// The size as stored in the file.
+    let storedWidth: Int
+    let storedHeight: Int
+    /// The EXIF orientation, 1 to 8; 1 when there is none or it is not valid.
+    let orientation: Int
+    /// A JPEG of four components (CMYK or YCCK), which libjpeg cannot turn into RGB itself.
+    let cmyk: Bool
+    /// A JPEG with Adobe's APP14 marker: its CMYK values are stored inverted.
+    let adobe: Bool
+
+    /// The size as seen: orientations 5 to 8 turn the picture a quarter.
+    var width: Int { orientation >= 5 ? storedHeight : storedWidth }
+    var height: Int { orientation >= 5 ? storedWidth : storedHeight }
+  }
+
   /// The image kind, from the file's first bytes; `nil` for anything else.
   static func kind(of bytes: [UInt8]) -> Kind? {
     if bytes.count >= 3, bytes[0] == 0xFF, bytes[1] == 0xD8, bytes[2] == 0xFF { return .jpeg }
-    if bytes.count >= 8, bytes[0..<8].elementsEqual([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) {
+    if bytes.count >= 8,
+      bytes[0..<8].elementsEqual([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+    {
       return .png
     }
     return nil
   }
 
-  /// Reads just enough of the header to say whether the image can be decoded and how big it is.
-  /// - Returns: the width and height in pixels, or a reason it cannot be decoded.
-  static func probe(_ bytes: [UInt8]) -> Result<(width: Int, height: Int), ProbeFailure> {
-    switch kind(of: bytes) {
-    case .jpeg:
-      guard let handle = tjInitDecompress() else { return .failure(ProbeFailure("libturbojpeg could not start")) }
-      defer { tjDestroy(handle) }
-      var width: Int32 = 0
-      var height: Int32 = 0
-      var subsampling: Int32 = 0
-      var colorspace: Int32 = 0
-      let status = bytes.withUnsafeBufferPointer {
-        tjDecompressHeader3(handle, $0.baseAddress, UInt($0.count), &width, &height, &subsampling, &colorspace)
+  /// Checks a whole file without decoding its pixels (see the type's documentation).
+  static func inspect(_ bytes: [UInt8]) -> Result<Header, ProbeFailure> {
+    do throws(ProbeFailure) {
+      guard bytes.count <= Limits.maximumPictureBytes else {
+        throw ProbeFailure("the file is over the limit of \(Limits.maximumPictureBytes >> 20) MiB")
       }
-      guard status == 0, width > 0, height > 0 else {
-        return .failure(ProbeFailure(String(cString: tjGetErrorStr2(handle))))
+      let header: Header
+      switch kind(of: bytes) {
+      case .jpeg: header = try JPEGStructure.check(bytes)
+      case .png: header = try PNGStructure.check(bytes)
+      case nil: throw ProbeFailure("not a JPEG or PNG file")
       }
-      return .success((Int(width), Int(height)))
-    case .png:
-      // IHDR is always the first chunk: width and height are big-endian at bytes 16...23.
-      guard bytes.count >= 24, bytes[12..<16].elementsEqual(Array("IHDR".utf8)) else {
-        return .failure(ProbeFailure("PNG header is truncated"))
+      if let problem = Limits.pictureSizeProblem(
+        width: header.storedWidth, height: header.storedHeight)
+      {
+        throw ProbeFailure(problem)
       }
-      func be32(_ offset: Int) -> Int {
-        bytes[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) }
-      }
-      let width = be32(16)
-      let height = be32(20)
-      guard width > 0, height > 0 else { return .failure(ProbeFailure("PNG has a zero size")) }
-      return .success((width, height))
-    case nil:
-      return .failure(ProbeFailure("not a JPEG or PNG file"))
+      return .success(header)
+    } catch {
+      return .failure(error)
     }
   }
 
-  /// Decodes an image, letting JPEG's DCT scaling shrink it as far as it can while it still
-  /// covers `minimumCover` (so a 2400 px photo for a 1200 px card decodes at half size, faster
-  /// and sharper than scaling the full image down afterwards).
-  static func decode(_ bytes: [UInt8], covering target: (width: Int, height: Int)) throws(InnerPeaceError)
+  /// Whether the image can be decoded, and its size as seen (after EXIF orientation).
+  static func probe(_ bytes: [UInt8]) -> Result<(width: Int, height: Int), ProbeFailure> {
+    inspect(bytes).map { ($0.width, $0.height) }
+  }
+
+  /// Checks and decodes an image, upright, reduced while decoding as far as it can be while it
+  /// still covers `target`: JPEG by DCT scaling (a 2400 px photo for a 1200 px card decodes at
+  /// half size, faster and sharper than scaling the full image down afterwards), PNG by
+  /// averaging whole boxes of pixels as the rows stream in.
+  /// - Throws: ``InnerPeaceError/renderFailed(reason:)`` with the reason it cannot be decoded.
+  static func decode(_ bytes: [UInt8], covering target: (width: Int, height: Int))
+    throws(InnerPeaceError)
     -> Pixels
   {
-    switch kind(of: bytes) {
-    case .jpeg: return try decodeJPEG(bytes, covering: target)
-    case .png: return try decodePNG(bytes)
-    case nil: throw .renderFailed(reason: "not a JPEG or PNG file")
+    let header: Header
+    switch inspect(bytes) {
+    case .success(let checked): header = checked
+    case .failure(let failure): throw .renderFailed(reason: failure.reason)
     }
+    // Decode as stored: for a picture turned a quarter, the canvas turns with it.
+    let storedTarget = header.orientation >= 5 ? (target.height, target.width) : target
+    let pixels: Pixels
+    switch header.kind {
+    case .jpeg: pixels = try decodeJPEG(bytes, header: header, covering: storedTarget)
+    case .png: pixels = try decodePNG(bytes, header: header, covering: storedTarget)
+    }
+    return oriented(pixels, header.orientation)
   }
 
-  private static func decodeJPEG(_ bytes: [UInt8], covering target: (width: Int, height: Int))
-    throws(InnerPeaceError) -> Pixels
-  {
-    guard let handle = tjInitDecompress() else { throw .renderFailed(reason: "libturbojpeg could not start") }
+  private static func decodeJPEG(
+    _ bytes: [UInt8], header: Header, covering target: (width: Int, height: Int)
+  ) throws(InnerPeaceError) -> Pixels {
+    guard let handle = tjInitDecompress() else {
+      throw .renderFailed(reason: "libturbojpeg could not start")
+    }
     defer { tjDestroy(handle) }
-    var width: Int32 = 0
-    var height: Int32 = 0
-    var subsampling: Int32 = 0
-    var colorspace: Int32 = 0
-    let headerStatus = bytes.withUnsafeBufferPointer {
-      tjDecompressHeader3(handle, $0.baseAddress, UInt($0.count), &width, &height, &subsampling, &colorspace)
-    }
-    guard headerStatus == 0, width > 0, height > 0 else {
-      throw .renderFailed(reason: String(cString: tjGetErrorStr2(handle)))
-    }
+    let width = header.storedWidth
+    let height = header.storedHeight
     // The cover scale of the full image; any DCT factor at or above it still covers the canvas.
-    let coverScale = max(Double(target.width) / Double(width), Double(target.height) / Double(height))
-    var chosen = (width: Int(width), height: Int(height))
+    let coverScale = max(
+      Double(target.width) / Double(width), Double(target.height) / Double(height))
+    var chosen = (width: width, height: height)
     var factorCount: Int32 = 0
     if let factors = tjGetScalingFactors(&factorCount) {
       var best = 1.0
@@ -94,66 +124,389 @@ enum ImageDecoding {
         guard value <= 1, value >= coverScale, value < best else { continue }
         best = value
         chosen = (
-          Int((Int(width) * Int(factor.num) + Int(factor.denom) - 1) / Int(factor.denom)),
-          Int((Int(height) * Int(factor.num) + Int(factor.denom) - 1) / Int(factor.denom))
+          (width * Int(factor.num) + Int(factor.denom) - 1) / Int(factor.denom),
+          (height * Int(factor.num) + Int(factor.denom) - 1) / Int(factor.denom)
         )
       }
     }
-    var pixels = Pixels(width: chosen.width, height: chosen.height, bytes: [])
-    var status: Int32 = -1
-    pixels.bytes = [UInt8](unsafeUninitializedCapacity: chosen.width * chosen.height * 4) { buffer, count in
-      status = bytes.withUnsafeBufferPointer { source in
+    // CMYK comes out as C M Y K bytes and is converted here; everything else straight to B G R X.
+    let format = header.cmyk ? TJPF_CMYK : TJPF_BGRX
+    func decompress(into buffer: UnsafeMutableBufferPointer<UInt8>, stopOnWarning: Bool) -> Int32 {
+      let flags = TJFLAG_LIMITSCANS | (stopOnWarning ? TJFLAG_STOPONWARNING : 0)
+      return bytes.withUnsafeBufferPointer { source in
         tjDecompress2(
           handle, source.baseAddress, UInt(source.count), buffer.baseAddress, Int32(chosen.width),
-          Int32(chosen.width * 4), Int32(chosen.height), Int32(TJPF_BGRX.rawValue), 0)
+          Int32(chosen.width * 4), Int32(chosen.height), Int32(format.rawValue), flags)
       }
-      count = buffer.count
     }
-    // A warning (a slightly truncated file, say) still gives usable pixels; an error does not.
-    if status != 0 && tjGetErrorCode(handle) == TJERR_FATAL.rawValue {
-      throw .renderFailed(reason: String(cString: tjGetErrorStr2(handle)))
+    var failure: String?
+    var pixels = Pixels(width: chosen.width, height: chosen.height, bytes: [])
+    pixels.bytes = [UInt8](unsafeUninitializedCapacity: chosen.width * chosen.height * 4) {
+      buffer, count in
+      count = buffer.count
+      // Damaged data (a scan cut short, a bad Huffman code) is only a warning to libjpeg, which
+      // fills the rest with grey: stop at the first warning. Warnings that say nothing about
+      // the pixels (stray bytes between segments, an odd JFIF version) are decoded through.
+      if decompress(into: buffer, stopOnWarning: true) == 0 { return }
+      var message = String(cString: tjGetErrorStr2(handle))
+      if tjGetErrorCode(handle) == TJERR_WARNING.rawValue
+        && !JPEGStructure.warningSpoilsPixels(message)
+      {
+        if decompress(into: buffer, stopOnWarning: false) == 0 { return }
+        message = String(cString: tjGetErrorStr2(handle))
+        if tjGetErrorCode(handle) == TJERR_WARNING.rawValue
+          && !JPEGStructure.warningSpoilsPixels(message)
+        {
+          return
+        }
+      }
+      failure = message
+    }
+    if let failure { throw .renderFailed(reason: failure) }
+    if header.cmyk {
+      pixels.bytes.withUnsafeMutableBufferPointer {
+        innerpeace_cmyk_to_bgrx($0.baseAddress, chosen.width * chosen.height, header.adobe ? 1 : 0)
+      }
     }
     return pixels
   }
 
-  private static func decodePNG(_ bytes: [UInt8]) throws(InnerPeaceError) -> Pixels {
-    final class Reader {
-      let bytes: [UInt8]
-      var offset = 0
-      init(_ bytes: [UInt8]) { self.bytes = bytes }
-    }
-    let reader = Reader(bytes)
-    let surfaceHandle = withExtendedLifetime(reader) { () -> OpaquePointer in
-      cairo_image_surface_create_from_png_stream(
-        { closure, data, length in
-          let reader = Unmanaged<Reader>.fromOpaque(closure!).takeUnretainedValue()
-          let wanted = Int(length)
-          guard reader.offset + wanted <= reader.bytes.count, let data else { return CAIRO_STATUS_READ_ERROR }
-          reader.bytes.withUnsafeBufferPointer {
-            data.update(from: $0.baseAddress! + reader.offset, count: wanted)
-          }
-          reader.offset += wanted
-          return CAIRO_STATUS_SUCCESS
-        }, Unmanaged.passUnretained(reader).toOpaque())!
-    }
-    let surface: ImageSurface
-    do {
-      surface = try ImageSurface(adopting: surfaceHandle)
-    } catch {
-      throw .renderFailed(reason: "PNG data is invalid or truncated")
-    }
-    surface.flush()
-    // Premultiplied pixels over black are the premultiplied colour bytes: copy rows as they are.
-    var pixels = Pixels(width: surface.width, height: surface.height, bytes: [])
-    let rowBytes = surface.width * 4
-    let sourceStride = surface.stride
-    let source = surface.data
-    pixels.bytes = [UInt8](unsafeUninitializedCapacity: rowBytes * surface.height) { buffer, count in
-      for row in 0..<surface.height {
-        (buffer.baseAddress! + row * rowBytes).update(from: source + row * sourceStride, count: rowBytes)
+  private static func decodePNG(
+    _ bytes: [UInt8], header: Header, covering target: (width: Int, height: Int)
+  ) throws(InnerPeaceError) -> Pixels {
+    let width = header.storedWidth
+    let height = header.storedHeight
+    // The largest whole factor whose reduced image still covers the target on both sides.
+    let factor = max(1, min(width / max(1, target.width), height / max(1, target.height)))
+    let reduced = (width: (width + factor - 1) / factor, height: (height + factor - 1) / factor)
+    var message = [CChar](repeating: 0, count: 256)
+    var status: Int32 = -1
+    let decoded = [UInt8](unsafeUninitializedCapacity: reduced.width * reduced.height * 4) {
+      buffer, count in
+      status = bytes.withUnsafeBufferPointer { source in
+        message.withUnsafeMutableBufferPointer { text in
+          innerpeace_png_decode(
+            source.baseAddress, source.count, UInt32(factor), UInt32(Limits.maximumPictureSide),
+            buffer.baseAddress,
+            UInt32(reduced.width), UInt32(reduced.height), text.baseAddress, text.count)
+        }
       }
-      count = buffer.count
+      count = status == 0 ? buffer.count : 0
     }
-    return pixels
+    guard status == 0 else {
+      let reason = String(
+        decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+      throw .renderFailed(reason: reason.isEmpty ? "PNG data is invalid" : reason)
+    }
+    return Pixels(width: reduced.width, height: reduced.height, bytes: decoded)
+  }
+
+  /// The pixels as they are meant to be seen: flipped or turned as the EXIF orientation says.
+  static func oriented(_ pixels: Pixels, _ orientation: Int) -> Pixels {
+    guard (2...8).contains(orientation) else { return pixels }
+    let turned = orientation >= 5
+    let size =
+      turned
+      ? (width: pixels.height, height: pixels.width) : (width: pixels.width, height: pixels.height)
+    let bytes = [UInt8](unsafeUninitializedCapacity: pixels.bytes.count) { target, count in
+      pixels.bytes.withUnsafeBytes { source in
+        innerpeace_orient(
+          source.baseAddress!.assumingMemoryBound(to: UInt32.self), UInt32(pixels.width),
+          UInt32(pixels.height),
+          Int32(orientation),
+          UnsafeMutableRawPointer(target.baseAddress!).assumingMemoryBound(to: UInt32.self))
+      }
+      count = target.count
+    }
+    return Pixels(width: size.width, height: size.height, bytes: bytes)
+  }
+}
+
+// MARK: JPEG structure
+
+/// Walks a JPEG's marker segments from SOI to EOI without decoding anything.
+enum JPEGStructure {
+  /// Checks the file's structure, its frame header and that libjpeg can decode its kind.
+  static func check(_ bytes: [UInt8]) throws(ImageDecoding.ProbeFailure) -> ImageDecoding.Header {
+    let walked = try bytes.withUnsafeBufferPointer { (buffer) throws(ImageDecoding.ProbeFailure) -> Walk in
+      try walk(buffer)
+    }
+    // libjpeg's own reading of the header: precision, sampling and colour space it supports.
+    guard let handle = tjInitDecompress() else {
+      throw ImageDecoding.ProbeFailure("libturbojpeg could not start")
+    }
+    defer { tjDestroy(handle) }
+    var width: Int32 = 0
+    var height: Int32 = 0
+    var subsampling: Int32 = 0
+    var colourspace: Int32 = 0
+    let status = bytes.withUnsafeBufferPointer {
+      tjDecompressHeader3(
+        handle, $0.baseAddress, UInt($0.count), &width, &height, &subsampling, &colourspace)
+    }
+    guard status == 0 else {
+      throw ImageDecoding.ProbeFailure(String(cString: tjGetErrorStr2(handle)))
+    }
+    guard Int(width) == walked.width, Int(height) == walked.height else {
+      throw ImageDecoding.ProbeFailure("the JPEG frame header is inconsistent")
+    }
+    let cmyk = colourspace == TJCS_CMYK.rawValue || colourspace == TJCS_YCCK.rawValue
+    return ImageDecoding.Header(
+      kind: .jpeg, storedWidth: walked.width, storedHeight: walked.height,
+      orientation: walked.orientation, cmyk: cmyk,
+      adobe: walked.adobe)
+  }
+
+  /// libjpeg warnings that mean the pixels are damaged (as opposed to a harmless oddity).
+  static func warningSpoilsPixels(_ message: String) -> Bool {
+    if message.contains("extraneous bytes") || message.contains("bad ICC marker") { return false }
+    return message.contains("Corrupt JPEG data") || message.contains("Premature end")
+  }
+
+  struct Walk {
+    var width = 0
+    var height = 0
+    var orientation = 1
+    var adobe = false
+  }
+
+  static func walk(_ bytes: UnsafeBufferPointer<UInt8>) throws(ImageDecoding.ProbeFailure) -> Walk {
+    let count = bytes.count
+    let truncated = ImageDecoding.ProbeFailure("the JPEG is truncated (no end-of-image marker)")
+    var result = Walk()
+    var sawFrame = false
+    var sawScan = false
+    var sawExif = false
+    var index = 2
+    while true {
+      guard index < count else { throw truncated }
+      guard bytes[index] == 0xFF else {
+        throw ImageDecoding.ProbeFailure("the JPEG marker structure is corrupt")
+      }
+      while index < count && bytes[index] == 0xFF { index += 1 }
+      guard index < count else { throw truncated }
+      let marker = bytes[index]
+      index += 1
+      switch marker {
+      case 0xD9:
+        guard sawScan else { throw ImageDecoding.ProbeFailure("the JPEG has no image data") }
+        return result
+      case 0x01, 0xD0...0xD7:
+        continue
+      case 0x00, 0xD8:
+        throw ImageDecoding.ProbeFailure("the JPEG marker structure is corrupt")
+      default:
+        break
+      }
+      guard index + 2 <= count else { throw truncated }
+      let length = Int(bytes[index]) << 8 | Int(bytes[index + 1])
+      guard length >= 2, index + length <= count else { throw truncated }
+      let payload = (index + 2)..<(index + length)
+      switch marker {
+      case 0xE1
+      where !sawExif && payload.count >= 6
+        && bytes[payload.prefix(6)].elementsEqual(Array("Exif\0\0".utf8)):
+        sawExif = true
+        result.orientation =
+          Exif.orientation(bytes, in: (payload.lowerBound + 6)..<payload.upperBound) ?? 1
+      case 0xEE
+      where payload.count >= 12 && bytes[payload.prefix(5)].elementsEqual(Array("Adobe".utf8)):
+        result.adobe = true
+      case 0xC0...0xCF where marker != 0xC4 && marker != 0xC8 && marker != 0xCC:
+        guard !sawFrame else { break }
+        guard payload.count >= 6 else {
+          throw ImageDecoding.ProbeFailure("the JPEG frame header is truncated")
+        }
+        guard bytes[payload.lowerBound] == 8 else {
+          throw ImageDecoding.ProbeFailure(
+            "\(bytes[payload.lowerBound])-bit JPEG is not supported (8-bit only)")
+        }
+        result.height = Int(bytes[payload.lowerBound + 1]) << 8 | Int(bytes[payload.lowerBound + 2])
+        result.width = Int(bytes[payload.lowerBound + 3]) << 8 | Int(bytes[payload.lowerBound + 4])
+        guard result.width > 0, result.height > 0 else {
+          throw ImageDecoding.ProbeFailure("the JPEG frame header has a zero size")
+        }
+        sawFrame = true
+      case 0xDA:
+        guard sawFrame else {
+          throw ImageDecoding.ProbeFailure("the JPEG has a scan before its frame header")
+        }
+        sawScan = true
+        // Entropy-coded data follows: every 0xFF in it is stuffed (FF 00) or a restart marker,
+        // so the next other marker ends the scan.
+        index += length
+        while true {
+          guard index < count,
+            let found = memchr(bytes.baseAddress! + index, 0xFF, count - index)
+          else { throw truncated }
+          let at = bytes.baseAddress!.distance(to: found.assumingMemoryBound(to: UInt8.self))
+          guard at + 1 < count else { throw truncated }
+          let next = bytes[at + 1]
+          if next == 0x00 || (0xD0...0xD7).contains(next) {
+            index = at + 2
+          } else if next == 0xFF {
+            index = at + 1
+          } else {
+            index = at
+            break
+          }
+        }
+        continue
+      default:
+        break
+      }
+      index += length
+    }
+  }
+}
+
+// MARK: PNG structure
+
+/// Walks a PNG's chunks from IHDR to IEND, checking lengths and the CRCs of critical chunks.
+enum PNGStructure {
+  static func check(_ bytes: [UInt8]) throws(ImageDecoding.ProbeFailure) -> ImageDecoding.Header {
+    try bytes.withUnsafeBufferPointer { (buffer) throws(ImageDecoding.ProbeFailure) in
+      try walk(buffer)
+    }
+  }
+
+  static func walk(_ bytes: UnsafeBufferPointer<UInt8>) throws(ImageDecoding.ProbeFailure)
+    -> ImageDecoding.Header
+  {
+    let count = bytes.count
+    let truncated = ImageDecoding.ProbeFailure("the PNG is truncated (no IEND chunk)")
+    func be32(_ offset: Int) -> Int {
+      Int(bytes[offset]) << 24 | Int(bytes[offset + 1]) << 16 | Int(bytes[offset + 2]) << 8
+        | Int(bytes[offset + 3])
+    }
+    var width = 0
+    var height = 0
+    var colourType = 0
+    var orientation = 1
+    var sawPalette = false
+    var sawData = false
+    var index = 8
+    var first = true
+    while true {
+      guard index + 12 <= count else { throw truncated }
+      let length = be32(index)
+      guard length <= 0x7FFF_FFFF, length <= count - index - 12 else { throw truncated }
+      let type = Array(bytes[(index + 4)..<(index + 8)])
+      guard type.allSatisfy({ (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }) else {
+        throw ImageDecoding.ProbeFailure("the PNG chunk structure is corrupt")
+      }
+      let name = String(decoding: type, as: UTF8.self)
+      let data = (index + 8)..<(index + 8 + length)
+      let critical = type[0] & 0x20 == 0
+      if critical {
+        let crc = libdeflate_crc32(0, bytes.baseAddress! + index + 4, 4 + length)
+        guard Int(crc) == be32(data.upperBound) else {
+          throw ImageDecoding.ProbeFailure("the PNG's \(name) chunk is damaged (CRC mismatch)")
+        }
+      }
+      guard !first || name == "IHDR" else {
+        throw ImageDecoding.ProbeFailure("the PNG does not start with IHDR")
+      }
+      switch name {
+      case "IHDR":
+        guard first, length == 13 else {
+          throw ImageDecoding.ProbeFailure("the PNG header (IHDR) is invalid")
+        }
+        width = be32(data.lowerBound)
+        height = be32(data.lowerBound + 4)
+        let depth = Int(bytes[data.lowerBound + 8])
+        colourType = Int(bytes[data.lowerBound + 9])
+        let depths: [Int: [Int]] = [
+          0: [1, 2, 4, 8, 16], 2: [8, 16], 3: [1, 2, 4, 8], 4: [8, 16], 6: [8, 16],
+        ]
+        guard depths[colourType]?.contains(depth) == true else {
+          throw ImageDecoding.ProbeFailure(
+            "PNG colour type \(colourType) with bit depth \(depth) is not valid")
+        }
+        guard bytes[data.lowerBound + 10] == 0, bytes[data.lowerBound + 11] == 0,
+          bytes[data.lowerBound + 12] <= 1
+        else { throw ImageDecoding.ProbeFailure("the PNG header (IHDR) is invalid") }
+        guard width > 0, height > 0, width <= 0x7FFF_FFFF, height <= 0x7FFF_FFFF else {
+          throw ImageDecoding.ProbeFailure("the PNG has a zero size")
+        }
+      case "PLTE":
+        guard !sawData, length > 0, length % 3 == 0, length <= 768 else {
+          throw ImageDecoding.ProbeFailure("the PNG palette is invalid")
+        }
+        sawPalette = true
+      case "IDAT":
+        guard colourType != 3 || sawPalette else {
+          throw ImageDecoding.ProbeFailure("the PNG has no palette")
+        }
+        sawData = true
+      case "IEND":
+        guard sawData else { throw ImageDecoding.ProbeFailure("the PNG has no image data") }
+        return ImageDecoding.Header(
+          kind: .png, storedWidth: width, storedHeight: height, orientation: orientation,
+          cmyk: false, adobe: false)
+      case "eXIf":
+        // A TIFF structure, sometimes (against the specification) after an Exif APP1 prefix.
+        var tiff = data
+        if length >= 6, bytes[data.prefix(6)].elementsEqual(Array("Exif\0\0".utf8)) {
+          tiff = (data.lowerBound + 6)..<data.upperBound
+        }
+        let crc = libdeflate_crc32(0, bytes.baseAddress! + index + 4, 4 + length)
+        if Int(crc) == be32(data.upperBound) {
+          orientation = Exif.orientation(bytes, in: tiff) ?? 1
+        }
+      default:
+        if critical {
+          throw ImageDecoding.ProbeFailure("the PNG has an unknown critical chunk \(name)")
+        }
+      }
+      first = false
+      index = data.upperBound + 4
+    }
+  }
+}
+
+// MARK: EXIF
+
+/// Reads the Orientation tag of an EXIF (TIFF) structure. The bytes are hostile input: every
+/// offset is checked against the structure's bounds, and anything out of place means "none".
+enum Exif {
+  /// The orientation, 1 to 8, from the first image directory; `nil` if there is none or the
+  /// structure is damaged.
+  static func orientation(_ bytes: UnsafeBufferPointer<UInt8>, in range: Range<Int>) -> Int? {
+    let start = range.lowerBound
+    let end = min(range.upperBound, bytes.count)
+    guard start >= 0, end - start >= 8 else { return nil }
+    let littleEndian: Bool
+    switch (bytes[start], bytes[start + 1]) {
+    case (0x49, 0x49): littleEndian = true
+    case (0x4D, 0x4D): littleEndian = false
+    default: return nil
+    }
+    func u16(_ offset: Int) -> Int? {
+      guard offset >= start, offset <= end - 2 else { return nil }
+      let a = Int(bytes[offset])
+      let b = Int(bytes[offset + 1])
+      return littleEndian ? a | b << 8 : a << 8 | b
+    }
+    func u32(_ offset: Int) -> Int? {
+      guard let low = u16(littleEndian ? offset : offset + 2),
+        let high = u16(littleEndian ? offset + 2 : offset)
+      else {
+        return nil
+      }
+      return high << 16 | low
+    }
+    guard u16(start + 2) == 42, let directoryOffset = u32(start + 4) else { return nil }
+    let directory = start + directoryOffset
+    guard let entries = u16(directory), directory + 2 + entries * 12 <= end else { return nil }
+    for entry in 0..<entries {
+      let at = directory + 2 + entry * 12
+      guard u16(at) == 0x0112 else { continue }
+      // SHORT, one value, held in the first two bytes of the value field.
+      guard u16(at + 2) == 3, u32(at + 4) == 1, let value = u16(at + 8), (1...8).contains(value)
+      else { return nil }
+      return value
+    }
+    return nil
   }
 }

@@ -140,12 +140,14 @@ public final class CardRenderer: Sendable {
     let clock = ContinuousClock()
     var start = clock.now
     let url = try catalog.pictureURL(named: name)
-    guard let data = FileManager.default.contents(atPath: url.path) else { throw .pictureMissing(name: name) }
+    // Read again, as at load: the file may have been swapped for a FIFO or a bigger file since.
+    let data = try PictureFile.read(atPath: url.path, name: name)
     let decoded: Pixels
     do {
-      decoded = try ImageDecoding.decode([UInt8](data), covering: (size.width, size.height))
+      decoded = try ImageDecoding.decode(data, covering: (size.width, size.height))
     } catch {
-      throw .pictureUndecodable(name: name, reason: error.description)
+      guard case .renderFailed(let reason) = error else { throw error }
+      throw .pictureUndecodable(name: name, reason: reason)
     }
     timings.decode = seconds(clock.now - start)
     start = clock.now

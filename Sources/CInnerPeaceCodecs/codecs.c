@@ -1,0 +1,256 @@
+#include "innerpeace_codecs.h"
+
+#include <png.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+// MARK: PNG
+
+typedef struct {
+  const uint8_t *data;
+  size_t size;
+  size_t offset;
+  char *message;
+  size_t message_size;
+} png_source;
+
+static void set_message(char *message, size_t message_size, const char *text) {
+  if (message != NULL && message_size > 0) snprintf(message, message_size, "%s", text);
+}
+
+static void on_png_error(png_structp png, png_const_charp text) {
+  png_source *source = (png_source *)png_get_error_ptr(png);
+  set_message(source->message, source->message_size, text != NULL ? text : "invalid PNG data");
+  png_longjmp(png, 1);
+}
+
+// Warnings (a bad CRC in an ancillary chunk, an odd colour profile) do not spoil the pixels.
+static void on_png_warning(png_structp png, png_const_charp text) {
+  (void)png;
+  (void)text;
+}
+
+static void on_png_read(png_structp png, png_bytep target, size_t length) {
+  png_source *source = (png_source *)png_get_io_ptr(png);
+  if (length > source->size - source->offset) png_error(png, "PNG data is truncated");
+  memcpy(target, source->data + source->offset, length);
+  source->offset += length;
+}
+
+// Cairo's rounding (cairo-png.c), so factor 1 gives its bytes exactly.
+static inline uint8_t multiply_alpha(unsigned alpha, unsigned colour) {
+  unsigned temp = alpha * colour + 0x80;
+  return (uint8_t)((temp + (temp >> 8)) >> 8);
+}
+
+// One R G B A pixel as Cairo keeps it: premultiplied, B G R A in memory.
+static inline void premultiply(const uint8_t *rgba, uint8_t *bgra) {
+  unsigned alpha = rgba[3];
+  if (alpha == 0) {
+    bgra[0] = bgra[1] = bgra[2] = bgra[3] = 0;
+  } else if (alpha == 0xFF) {
+    bgra[0] = rgba[2];
+    bgra[1] = rgba[1];
+    bgra[2] = rgba[0];
+    bgra[3] = 0xFF;
+  } else {
+    bgra[0] = multiply_alpha(alpha, rgba[2]);
+    bgra[1] = multiply_alpha(alpha, rgba[1]);
+    bgra[2] = multiply_alpha(alpha, rgba[0]);
+    bgra[3] = (uint8_t)alpha;
+  }
+}
+
+static inline uint32_t box_side(uint32_t index, uint32_t factor, uint32_t size) {
+  uint32_t start = index * factor;
+  return size - start < factor ? size - start : factor;
+}
+
+// Adds one premultiplied pixel to a box's four sums, 16-bit (factor at most 16) or 32-bit.
+static inline void accumulate(void *sums, int wide, size_t index, const uint8_t *bgra) {
+  if (wide) {
+    uint32_t *sum = (uint32_t *)sums + index * 4;
+    sum[0] += bgra[0], sum[1] += bgra[1], sum[2] += bgra[2], sum[3] += bgra[3];
+  } else {
+    uint16_t *sum = (uint16_t *)sums + index * 4;
+    sum[0] = (uint16_t)(sum[0] + bgra[0]), sum[1] = (uint16_t)(sum[1] + bgra[1]);
+    sum[2] = (uint16_t)(sum[2] + bgra[2]), sum[3] = (uint16_t)(sum[3] + bgra[3]);
+  }
+}
+
+static inline void average(const void *sums, int wide, size_t index, uint32_t count, uint8_t *target) {
+  for (int channel = 0; channel < 4; channel++) {
+    uint32_t sum = wide ? ((const uint32_t *)sums)[index * 4 + channel] : ((const uint16_t *)sums)[index * 4 + channel];
+    target[channel] = (uint8_t)((sum + count / 2) / count);
+  }
+}
+
+int innerpeace_png_decode(const uint8_t *data, size_t size, uint32_t factor, uint32_t maximum_side,
+                          uint8_t *output, uint32_t output_width, uint32_t output_height, char *message,
+                          size_t message_size) {
+  set_message(message, message_size, "");
+  if (factor == 0 || maximum_side == 0) {
+    set_message(message, message_size, "invalid PNG decoding request");
+    return -1;
+  }
+  png_source source = {data, size, 0, message, message_size};
+  png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &source, on_png_error, on_png_warning);
+  if (png == NULL) {
+    set_message(message, message_size, "libpng could not start");
+    return -1;
+  }
+  png_infop info = png_create_info_struct(png);
+  if (info == NULL) {
+    png_destroy_read_struct(&png, NULL, NULL);
+    set_message(message, message_size, "libpng could not start");
+    return -1;
+  }
+  uint8_t *volatile row = NULL;
+  void *volatile sums = NULL;
+  if (setjmp(png_jmpbuf(png))) {
+    free(row);
+    free(sums);
+    png_destroy_read_struct(&png, &info, NULL);
+    return -1;
+  }
+  // Refuse before allocating: sides beyond the limit, and ancillary chunks (text, colour
+  // profiles) that would inflate past 8 MiB.
+  png_set_user_limits(png, maximum_side, maximum_side);
+  png_set_chunk_malloc_max(png, (png_alloc_size_t)8 << 20);
+  png_set_chunk_cache_max(png, 1000);
+  png_set_read_fn(png, &source, on_png_read);
+  png_read_info(png, info);
+
+  png_uint_32 width = 0, height = 0;
+  int depth = 0, colour = 0, interlace = 0;
+  png_get_IHDR(png, info, &width, &height, &depth, &colour, &interlace, NULL, NULL);
+  if (((uint64_t)width + factor - 1) / factor != output_width ||
+      ((uint64_t)height + factor - 1) / factor != output_height)
+    png_error(png, "PNG size differs from the size it was checked at");
+
+  // The transforms cairo_image_surface_create_from_png asks for, to 8-bit R G B A.
+  if (colour == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
+  if (colour == PNG_COLOR_TYPE_GRAY) png_set_expand_gray_1_2_4_to_8(png);
+  if (png_get_valid(png, info, PNG_INFO_tRNS)) png_set_tRNS_to_alpha(png);
+  if (depth == 16) png_set_strip_16(png);
+  if (depth < 8) png_set_packing(png);
+  if (colour == PNG_COLOR_TYPE_GRAY || colour == PNG_COLOR_TYPE_GRAY_ALPHA) png_set_gray_to_rgb(png);
+  png_set_filler(png, 0xFF, PNG_FILLER_AFTER);
+  // No png_set_interlace_handling: an interlaced image arrives as its seven passes, each pixel
+  // once, and goes straight to its box.
+  png_read_update_info(png, info);
+  if (png_get_rowbytes(png, info) != (size_t)width * 4) png_error(png, "unexpected PNG row layout");
+
+  row = malloc((size_t)width * 4);
+  if (row == NULL) png_error(png, "out of memory");
+  uint8_t pixel[4];
+
+  if (interlace == PNG_INTERLACE_NONE && factor == 1) {
+    for (png_uint_32 y = 0; y < height; y++) {
+      png_read_row(png, row, NULL);
+      uint8_t *target = output + (size_t)y * width * 4;
+      for (png_uint_32 x = 0; x < width; x++) premultiply(row + (size_t)x * 4, target + (size_t)x * 4);
+    }
+  } else if (interlace == PNG_INTERLACE_NONE) {
+    // One row of boxes at a time.
+    sums = calloc((size_t)output_width * 4, sizeof(uint32_t));
+    if (sums == NULL) png_error(png, "out of memory");
+    for (png_uint_32 y = 0; y < height; y++) {
+      png_read_row(png, row, NULL);
+      for (png_uint_32 x = 0; x < width; x++) {
+        premultiply(row + (size_t)x * 4, pixel);
+        accumulate(sums, 1, x / factor, pixel);
+      }
+      if ((y + 1) % factor == 0 || y + 1 == height) {
+        uint32_t box_y = y / factor;
+        uint32_t rows = box_side(box_y, factor, height);
+        uint8_t *target = output + (size_t)box_y * output_width * 4;
+        for (uint32_t box_x = 0; box_x < output_width; box_x++)
+          average(sums, 1, box_x, rows * box_side(box_x, factor, width), target + (size_t)box_x * 4);
+        memset(sums, 0, (size_t)output_width * 4 * sizeof(uint32_t));
+      }
+    }
+  } else {
+    // Adam7: the same pass order libpng reads, skipping the passes it skips (no rows or columns).
+    int wide = factor > 16;
+    if (factor > 1) {
+      sums = calloc((size_t)output_width * output_height * 4, wide ? sizeof(uint32_t) : sizeof(uint16_t));
+      if (sums == NULL) png_error(png, "out of memory");
+    }
+    for (int pass = 0; pass < 7; pass++) {
+      png_uint_32 columns = PNG_PASS_COLS(width, pass);
+      png_uint_32 rows = PNG_PASS_ROWS(height, pass);
+      if (columns == 0 || rows == 0) continue;
+      for (png_uint_32 pass_row = 0; pass_row < rows; pass_row++) {
+        png_read_row(png, row, NULL);
+        png_uint_32 y = PNG_ROW_FROM_PASS_ROW(pass_row, pass);
+        for (png_uint_32 column = 0; column < columns; column++) {
+          png_uint_32 x = PNG_COL_FROM_PASS_COL(column, pass);
+          if (factor == 1) {
+            premultiply(row + (size_t)column * 4, output + ((size_t)y * width + x) * 4);
+          } else {
+            premultiply(row + (size_t)column * 4, pixel);
+            accumulate(sums, wide, (size_t)(y / factor) * output_width + x / factor, pixel);
+          }
+        }
+      }
+    }
+    if (factor > 1) {
+      for (uint32_t box_y = 0; box_y < output_height; box_y++) {
+        uint32_t rows = box_side(box_y, factor, height);
+        for (uint32_t box_x = 0; box_x < output_width; box_x++) {
+          size_t index = (size_t)box_y * output_width + box_x;
+          average(sums, wide, index, rows * box_side(box_x, factor, width), output + index * 4);
+        }
+      }
+    }
+  }
+  // The rest of the file, to IEND: a cut or damaged tail is an error here too.
+  png_read_end(png, NULL);
+  free(row);
+  free(sums);
+  png_destroy_read_struct(&png, &info, NULL);
+  return 0;
+}
+
+// MARK: JPEG colour
+
+void innerpeace_cmyk_to_bgrx(uint8_t *pixels, size_t count, int inverted) {
+  for (size_t index = 0; index < count; index++) {
+    uint8_t *p = pixels + index * 4;
+    // How much of each colour is left: 255 - ink. Adobe's files store exactly that.
+    unsigned c = p[0], m = p[1], y = p[2], k = p[3];
+    if (!inverted) c = 255 - c, m = 255 - m, y = 255 - y, k = 255 - k;
+    p[0] = (uint8_t)((y * k + 127) / 255);
+    p[1] = (uint8_t)((m * k + 127) / 255);
+    p[2] = (uint8_t)((c * k + 127) / 255);
+    p[3] = 0xFF;
+  }
+}
+
+// MARK: EXIF orientation
+
+void innerpeace_orient(const uint32_t *source, uint32_t width, uint32_t height, int orientation, uint32_t *target) {
+  // The target is height x width for 5 to 8 (the sides swap), width x height otherwise.
+  uint32_t target_width = orientation >= 5 ? height : width;
+  uint32_t target_height = orientation >= 5 ? width : height;
+  for (uint32_t y = 0; y < target_height; y++) {
+    uint32_t *line = target + (size_t)y * target_width;
+    for (uint32_t x = 0; x < target_width; x++) {
+      uint32_t sx, sy;
+      switch (orientation) {
+        case 2: sx = width - 1 - x, sy = y; break;                // mirrored
+        case 3: sx = width - 1 - x, sy = height - 1 - y; break;   // upside down
+        case 4: sx = x, sy = height - 1 - y; break;               // flipped
+        case 5: sx = y, sy = x; break;                            // transposed
+        case 6: sx = y, sy = height - 1 - x; break;               // turned a quarter clockwise
+        case 7: sx = width - 1 - y, sy = height - 1 - x; break;   // transversed
+        case 8: sx = width - 1 - y, sy = x; break;                // turned a quarter anticlockwise
+        default: sx = x, sy = y; break;
+      }
+      line[x] = source[(size_t)sy * width + sx];
+    }
+  }
+}
