@@ -45,6 +45,7 @@ let package = Package(
         "README.md", "BENCHMARKS.md", "LICENSE", "Tests", "Sources/CInnerPeace", "Sources/CInnerPeaceKernels",
         "Sources/InnerPeace",
         "Sources/InnerPeaceCLI", "Sources/InnerPeaceBench", "Sources/InnerPeaceServer", "docs",
+        "Sources/InnerPeaceQuery", "Fuzz",
       ],
       sources: ["Sources/InnerPeaceResources"],
       resources: [.copy("Resources"), .copy("Fonts")],
@@ -55,10 +56,13 @@ let package = Package(
       dependencies: ["CInnerPeace", "CInnerPeaceKernels", "InnerPeaceResources"],
       swiftSettings: swiftSettings
     ),
+    // The strict query-string decoder: no dependencies, so the fuzz target builds it cheaply.
+    .target(name: "InnerPeaceQuery", swiftSettings: swiftSettings),
     .target(
       name: "InnerPeaceServer",
       dependencies: [
         "InnerPeace",
+        "InnerPeaceQuery",
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "Logging", package: "swift-log"),
         .product(name: "NIOCore", package: "swift-nio"),
@@ -81,6 +85,22 @@ let package = Package(
       dependencies: ["InnerPeace", "CInnerPeace"],
       swiftSettings: swiftSettings
     ),
+    // libFuzzer targets, built and run by scripts/fuzz.sh (with -sanitize=fuzzer,address and
+    // -DFUZZING); in an ordinary build each one replays the input files it is given.
+    .target(name: "CFuzzing", path: "Fuzz/CFuzzing"),
+    .target(name: "FuzzSupport", dependencies: ["CFuzzing"], path: "Fuzz/Support", swiftSettings: swiftSettings),
+    .executableTarget(
+      name: "FuzzText", dependencies: ["InnerPeace", "FuzzSupport"], path: "Fuzz/Targets/FuzzText",
+      swiftSettings: swiftSettings),
+    .executableTarget(
+      name: "FuzzCatalog", dependencies: ["InnerPeace", "FuzzSupport"], path: "Fuzz/Targets/FuzzCatalog",
+      swiftSettings: swiftSettings),
+    .executableTarget(
+      name: "FuzzImages", dependencies: ["InnerPeace", "FuzzSupport"], path: "Fuzz/Targets/FuzzImages",
+      swiftSettings: swiftSettings),
+    .executableTarget(
+      name: "FuzzQuery", dependencies: ["InnerPeaceQuery", "FuzzSupport"], path: "Fuzz/Targets/FuzzQuery",
+      swiftSettings: swiftSettings),
     .testTarget(
       name: "InnerPeaceTests",
       dependencies: ["InnerPeace", "CInnerPeace"],
