@@ -71,11 +71,13 @@ for target in $targets; do
   # Leaks are not reported (-detect_leaks=0): fontconfig, Pango and the Swift runtime allocate
   # caches on first use that live as long as the process, and libFuzzer cannot tell them from a
   # leak in one input. ASan still stops on any use after free, overflow or double free.
+  dictionary=()
+  if [ -f "Fuzz/Dictionaries/$target.dict" ]; then dictionary=(-dict="Fuzz/Dictionaries/$target.dict"); fi
   status=0
   SWIFT_BACKTRACE=enable=no ASAN_OPTIONS="detect_leaks=0:allocator_may_return_null=0" \
     "$bin/$name" "$corpus" "Fuzz/Corpus/$target" \
     -max_total_time="$seconds" -max_len="$(max_len "$target")" -timeout=30 -rss_limit_mb=3072 \
-    -detect_leaks=0 -print_final_stats=1 -artifact_prefix="$artifacts/" >"$log" 2>&1 || status=$?
+    -detect_leaks=0 -print_final_stats=1 -artifact_prefix="$artifacts/" "${dictionary[@]}" >"$log" 2>&1 || status=$?
   grep -E "DONE|^stat::number_of_executed_units|^stat::average_exec_per_sec" "$log" || true
   if [ "$status" -ne 0 ]; then
     echo "FAILED: $name exited with $status; the input is in $artifacts/, details in $log" >&2

@@ -66,6 +66,42 @@ struct HostileTextTests {
     #expect(Array(card.bytes.prefix(8)) == pngSignature)
   }
 
+  /// Random short texts mixing scripts, marks, joiners and emoji (the kind of which about 1 in
+  /// 90 crashed `render` in the fuzz run of issue 7), from a fixed seed so a failure repeats:
+  /// each fits on two canvases, inside the bounds.
+  @Test func randomMultiScriptTextsFit() throws {
+    let ranges: [ClosedRange<UInt32>] = [
+      0x41...0x7A, 0x5D0...0x5EA, 0x591...0x5C7, 0x600...0x6FF, 0x900...0x97F, 0xE00...0xE5B, 0x1100...0x11FF,
+      0x1200...0x137F, 0x1AB0...0x1AFF, 0x1B00...0x1B7F, 0x20D0...0x20FF, 0x3040...0x30FF, 0x4E00...0x4E80,
+      0xAC00...0xAC80, 0x1F300...0x1F64F, 0x1F3FB...0x1F3FF, 0x200B...0x200F, 0x20...0x20, 0x300...0x36F,
+      0xFE00...0xFE0F, 0x1780...0x17FF, 0xF00...0xFFF, 0x1000...0x109F,
+    ]
+    var generator = SplitMix(state: 7)
+    let presets: [Preset] = [.og, .square, .custom(try CanvasSize(width: 1000, height: 1000))]
+    var fitted = 0
+    for _ in 0..<800 {
+      var scalars = String.UnicodeScalarView()
+      for _ in 0...(generator.next() % 14) {
+        let range = ranges[Int(generator.next() % UInt64(ranges.count))]
+        let value = range.lowerBound + UInt32(generator.next() % UInt64(range.count))
+        if let scalar = Unicode.Scalar(value) { scalars.append(scalar) }
+      }
+      let text = String(scalars)
+      for preset in presets {
+        // Texts the rules refuse (only white space, too many marks on one character) are fine.
+        guard let fit = try? renderer.fitText(text, author: "\u{1AB1}", preset: preset) else { continue }
+        fitted += 1
+        let bounds = preset.geometry.drawBounds
+        let inside =
+          fit.block.x >= Double(bounds.x) - 0.01 && fit.block.y >= Double(bounds.y) - 0.01
+          && fit.block.x + fit.block.width <= Double(bounds.x + bounds.width) + 0.01
+          && fit.block.y + fit.block.height <= Double(bounds.y + bounds.height) + 0.01
+        #expect(inside, "\(text.unicodeScalars.map { String($0.value, radix: 16) }) on \(preset): \(fit.block)")
+      }
+    }
+    #expect(fitted > 1_500, "most random texts pass the text rules")
+  }
+
   /// The Pango assertion needs a wrap width that ends a line at the word break Pango cannot
   /// honour: lay the text out at every width from 1 px to past its natural width (before the
   /// fix, 269 of these widths aborted the process).
@@ -109,5 +145,18 @@ struct HostileTextTests {
   private static func layout(_ text: String) throws -> TextLayout {
     let context = TextContext(fontMap: FontSetup.threadFontMap(bundledFontPath: Fixtures.renderer.bundledFontPath))
     return TextLayout(context: context, text: text, family: FontSetup.family)
+  }
+}
+
+/// SplitMix64: a tiny seeded generator, so random texts repeat from run to run.
+struct SplitMix {
+  var state: UInt64
+
+  mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
   }
 }
