@@ -21,8 +21,9 @@ struct HostileText: Sendable, CustomTestStringConvertible {
   static let hangulJamo = HostileText(
     name: "200 Hangul leading jamo", text: String(repeating: "\u{1100}", count: 200) + "\u{1161}\u{11A8}")
 
-  /// A word break (before U+20E3, the keycap mark, after a skin-tone modifier) where there is no
-  /// character break: Pango 1.50 aborted in `process_line` at wrap widths that end a line there.
+  /// A word break (before U+1F3FB, a skin-tone modifier, after the combining mark U+05BF) where
+  /// there is no character break: Pango 1.50 aborted in `process_line` at wrap widths that end a
+  /// line there.
   static let breakInsideGrapheme = HostileText(
     name: "word break inside a grapheme",
     text: "\u{5D1}\u{1AE0}\u{1322}\u{1219}\u{5BF}\u{1F3FB}\u{20E3}\u{1326}\u{12BB}", author: "\u{1AB1}",

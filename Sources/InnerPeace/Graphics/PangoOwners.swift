@@ -104,8 +104,8 @@ final class TextLayout {
     pango_layout_set_font_description(handle, font.handle)
     // set_text, not set_markup: "<b>" is drawn as written.
     pango_layout_set_text(handle, text, Int32(text.utf8.count))
-    // Break at words, and inside a word (a URL, say) only when the word alone is too wide.
     pango_layout_set_auto_dir(handle, 1)
+    // Break at words, and inside a word (a URL, say) only when the word alone is too wide.
     pango_layout_set_wrap(handle, TextLayout.breaksSafelyInsideWords(handle) ? PANGO_WRAP_WORD_CHAR : PANGO_WRAP_WORD)
   }
 
@@ -117,10 +117,10 @@ final class TextLayout {
   /// found the break while filling the line with word breaks, then retries the item with
   /// character breaks only, finds none, and takes the whole item. That needs a word break where
   /// there is no character break, which Unicode's line and grapheme rules allow for unusual
-  /// sequences (a keycap mark after a skin-tone modifier, say). Where every word break is also a
-  /// character break, the retry always finds a break. Otherwise the text is wrapped at word
-  /// breaks only (`PANGO_WRAP_WORD` never takes that path), so no width can make Pango abort;
-  /// a word too wide for the bounds then simply does not fit at that size.
+  /// sequences (before a skin-tone modifier that follows a combining mark, say). Where every
+  /// word break is also a character break, the retry always finds a break. Otherwise the text
+  /// is wrapped at word breaks only (`PANGO_WRAP_WORD` never takes that path), so no width can
+  /// make Pango abort; a word too wide for the bounds then simply does not fit at that size.
   ///
   /// Reads the break attributes Pango itself computed for this layout, with no width set (an
   /// unwrapped layout never breaks a line, so it cannot assert).
