@@ -45,7 +45,7 @@ let package = Package(
         "README.md", "BENCHMARKS.md", "LICENSE", "Tests", "Sources/CInnerPeace", "Sources/CInnerPeaceKernels",
         "Sources/InnerPeace",
         "Sources/InnerPeaceCLI", "Sources/InnerPeaceBench", "Sources/InnerPeaceServer", "docs",
-        "Sources/InnerPeaceQuery", "Fuzz",
+        "Sources/InnerPeaceQuery", "Fuzz", "scripts",
       ],
       sources: ["Sources/InnerPeaceResources"],
       resources: [.copy("Resources"), .copy("Fonts")],
