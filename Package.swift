@@ -51,6 +51,7 @@ let package = Package(
         "README.md", "BENCHMARKS.md", "LICENSE", "Tests", "Sources/CInnerPeace", "Sources/CInnerPeaceKernels",
         "Sources/CInnerPeaceProcess", "Sources/CInnerPeaceCodecs", "Sources/InnerPeace",
         "Sources/InnerPeaceCLI", "Sources/InnerPeaceBench", "Sources/InnerPeaceServer", "docs",
+        "Sources/InnerPeaceQuery", "Fuzz", "scripts",
       ],
       sources: ["Sources/InnerPeaceResources"],
       resources: [.copy("Resources"), .copy("Fonts")],
@@ -61,11 +62,14 @@ let package = Package(
       dependencies: ["CInnerPeace", "CInnerPeaceKernels", "CInnerPeaceCodecs", "InnerPeaceResources"],
       swiftSettings: swiftSettings
     ),
+    // The strict query-string decoder: no dependencies, so the fuzz target builds it cheaply.
+    .target(name: "InnerPeaceQuery", swiftSettings: swiftSettings),
     .target(
       name: "InnerPeaceServer",
       dependencies: [
         "InnerPeace",
         "CInnerPeaceProcess",
+        "InnerPeaceQuery",
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "HummingbirdCore", package: "hummingbird"),
         .product(name: "Logging", package: "swift-log"),
@@ -93,6 +97,22 @@ let package = Package(
       dependencies: ["InnerPeace", "CInnerPeace"],
       swiftSettings: swiftSettings
     ),
+    // libFuzzer targets, built and run by scripts/fuzz.sh (with -sanitize=fuzzer,address and
+    // -DFUZZING); in an ordinary build each one replays the input files it is given.
+    .target(name: "CFuzzing", path: "Fuzz/CFuzzing"),
+    .target(name: "FuzzSupport", dependencies: ["CFuzzing"], path: "Fuzz/Support", swiftSettings: swiftSettings),
+    .executableTarget(
+      name: "FuzzText", dependencies: ["InnerPeace", "FuzzSupport"], path: "Fuzz/Targets/FuzzText",
+      swiftSettings: swiftSettings),
+    .executableTarget(
+      name: "FuzzCatalog", dependencies: ["InnerPeace", "FuzzSupport"], path: "Fuzz/Targets/FuzzCatalog",
+      swiftSettings: swiftSettings),
+    .executableTarget(
+      name: "FuzzImages", dependencies: ["InnerPeace", "FuzzSupport"], path: "Fuzz/Targets/FuzzImages",
+      swiftSettings: swiftSettings),
+    .executableTarget(
+      name: "FuzzQuery", dependencies: ["InnerPeaceQuery", "FuzzSupport"], path: "Fuzz/Targets/FuzzQuery",
+      swiftSettings: swiftSettings),
     .testTarget(
       name: "InnerPeaceTests",
       dependencies: ["InnerPeace", "CInnerPeace"],

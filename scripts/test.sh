@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Every test: install missing system packages (and the browser-test tools), check formatting,
 # build, run the Swift test suites (core, server, the built CLI end to end), then load the web page
-# in headless Chromium against the running server.
+# in headless Chromium against the running server, then fuzzes each libFuzzer target for
+# FUZZ_SECONDS (default 60) from its seed corpus (scripts/fuzz.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh --with-test-tools
 if swift format --version >/dev/null 2>&1; then
-  swift format lint --strict --recursive Package.swift Sources Tests
+  swift format lint --strict --recursive Package.swift Sources Tests Fuzz
 fi
 swift build --build-tests
 swift test --skip-build
@@ -21,3 +22,4 @@ for sanitizer in thread address; do
     --filter InnerPeaceServerTests --filter RenderTests
 done
 /usr/bin/python3 Tests/browser/page_test.py --binary .build/debug/innerpeace
+bash scripts/fuzz.sh

@@ -110,6 +110,23 @@ struct RenderCommandTests {
       result.stderrLines.count == 1 && result.stderr.localizedCaseInsensitiveContains("warning"), "\(result.stderr)")
   }
 
+  /// Texts that crashed `render` (issue 7) render, in a child process, so a crash fails only
+  /// this test: two wider than any bounds (the wrap width went below zero and the conversion
+  /// trapped), one with a word break inside a grapheme (Pango aborted at 1000x1000).
+  @Test(arguments: [
+    ["--text", "\u{1F468}" + String(repeating: "\u{200D}\u{1F468}", count: 120)],
+    ["--text", String(repeating: "\u{1100}", count: 200) + "\u{1161}\u{11A8}"],
+    [
+      "--text", "\u{5D1}\u{1AE0}\u{1322}\u{1219}\u{5BF}\u{1F3FB}\u{20E3}\u{1326}\u{12BB}", "--author", "\u{1AB1}",
+      "--size", "1000x1000",
+    ],
+  ])
+  func hostileTextRenders(options: [String]) throws {
+    let result = try CLI.run(["render", "--out", "-", "--seed", "1"] + options)
+    #expect(result.status == 0, "exit \(result.status): \(result.stderr.suffix(400))")
+    #expect(pngHeader(result.stdout) != nil)
+  }
+
   @Test func replacesAnExistingFileAtomically() throws {
     try withTemporaryFolder { folder in
       let out = folder.appendingPathComponent("card.png")

@@ -204,6 +204,20 @@ import Testing
     }
   }
 
+  /// Texts that killed the server with one request (issue 7): two wider than any bounds, which
+  /// trapped in the fitter, and one Pango aborted on at 1000x1000. Each is a card.
+  @Test(arguments: [
+    ("text=\(queryEncoded("\u{1F468}" + String(repeating: "\u{200D}\u{1F468}", count: 120)))", 240),
+    ("text=\(queryEncoded(String(repeating: "\u{1100}", count: 200) + "\u{1161}\u{11A8}"))", 240),
+    ("text=%D7%91%E1%AB%A0%E1%8C%A2%E1%88%99%D6%BF%F0%9F%8F%BB%E2%83%A3%E1%8C%A6%E1%8A%BB&author=%E1%AA%B1", 1000),
+  ])
+  func hostileTextIsACard(query: String, side: Int) async throws {
+    try await withRouter { client, _ in
+      let reply = try await client.get("/card.png?\(query)&w=\(side)&h=\(side)")
+      expectCard(reply, format: "png", size: (side, side))
+    }
+  }
+
   /// Two different (text, author) pairs must never share a cache entry or an ETag. Today the
   /// cache key is `text|options|picture|author|text`, so `author=x&text=y|z` and
   /// `author=x|y&text=z` collide and the second request is served the first one's card.

@@ -114,8 +114,13 @@ public struct Catalog: Sendable {
   }
 
   static func loadQuotes(_ url: URL) throws(InnerPeaceError) -> [Quote] {
+    try quotes(fromJSON: read(url), file: url)
+  }
+
+  /// The quotes of a `quotes.json` already read; `file` names it in errors.
+  static func quotes(fromJSON data: Data, file url: URL) throws(InnerPeaceError) -> [Quote] {
     let file = url.path
-    guard let entries = try parse(read(url), file: url) as? [Any] else {
+    guard let entries = try parse(data, file: url) as? [Any] else {
       throw .catalogInvalid(file: file, reason: "expected a JSON array of {\"text\", \"author\"} objects")
     }
     guard !entries.isEmpty else { throw .catalogInvalid(file: file, reason: "the list of quotes is empty") }
@@ -151,8 +156,14 @@ public struct Catalog: Sendable {
   }
 
   static func loadPictures(_ url: URL, in directory: URL) throws(InnerPeaceError) -> [String] {
+    try pictures(fromJSON: read(url), file: url, in: directory)
+  }
+
+  /// The picture names of a `pictures.json` already read, each checked in `directory`; `file`
+  /// names it in errors.
+  static func pictures(fromJSON data: Data, file url: URL, in directory: URL) throws(InnerPeaceError) -> [String] {
     let file = url.path
-    guard let entries = try parse(read(url), file: url) as? [Any] else {
+    guard let entries = try parse(data, file: url) as? [Any] else {
       throw .catalogInvalid(file: file, reason: "expected a JSON array of picture file names")
     }
     guard !entries.isEmpty else { throw .catalogInvalid(file: file, reason: "the list of pictures is empty") }

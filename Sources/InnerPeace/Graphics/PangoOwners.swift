@@ -104,21 +104,64 @@ final class TextLayout {
     pango_layout_set_font_description(handle, font.handle)
     // set_text, not set_markup: "<b>" is drawn as written.
     pango_layout_set_text(handle, text, Int32(text.utf8.count))
-    // Break at words, and inside a word (a URL, say) only when the word alone is too wide.
-    pango_layout_set_wrap(handle, PANGO_WRAP_WORD_CHAR)
     pango_layout_set_auto_dir(handle, 1)
+    // Break at words, and inside a word (a URL, say) only when the word alone is too wide.
+    pango_layout_set_wrap(handle, TextLayout.breaksSafelyInsideWords(handle) ? PANGO_WRAP_WORD_CHAR : PANGO_WRAP_WORD)
+  }
+
+  /// Whether Pango can wrap this text with `PANGO_WRAP_WORD_CHAR` without aborting.
+  ///
+  /// Pango 1.50's line breaker asserts (`process_line`: `result == BREAK_SOME_FIT ||
+  /// result == BREAK_EMPTY_FIT`, SIGABRT) when it backs up to an item that holds a word break
+  /// (`is_line_break`) but no character break (`is_char_break`) before the width runs out: it
+  /// found the break while filling the line with word breaks, then retries the item with
+  /// character breaks only, finds none, and takes the whole item. That needs a word break where
+  /// there is no character break, which Unicode's line and grapheme rules allow for unusual
+  /// sequences (before a skin-tone modifier that follows a combining mark, say). Where every
+  /// word break is also a character break, the retry always finds a break. Otherwise the text
+  /// is wrapped at word breaks only (`PANGO_WRAP_WORD` never takes that path), so no width can
+  /// make Pango abort; a word too wide for the bounds then simply does not fit at that size.
+  ///
+  /// Reads the break attributes Pango itself computed for this layout, with no width set (an
+  /// unwrapped layout never breaks a line, so it cannot assert).
+  private static func breaksSafelyInsideWords(_ layout: OpaquePointer) -> Bool {
+    var count: Int32 = 0
+    guard let attributes = pango_layout_get_log_attrs_readonly(layout, &count) else { return true }
+    // The last entry is the end of the text, where both breaks are always allowed.
+    for index in 0..<max(0, Int(count) - 1) {
+      let attribute = attributes[index]
+      if attribute.is_line_break != 0 && attribute.is_char_break == 0 { return false }
+    }
+    return true
   }
 
   deinit { g_object_unref(UnsafeMutableRawPointer(handle)) }
 
-  /// The size the text is measured and drawn at, in pixels.
+  /// The size the text is measured and drawn at, in pixels; a size that is not a positive
+  /// finite number is taken as one pixel.
   func setPixelSize(_ size: Double) {
-    scale = size / TextLayout.referenceSize
+    scale = (size.isFinite && size >= 1 ? size : 1) / TextLayout.referenceSize
   }
 
-  /// The wrap width in pixels at the current size.
+  /// The largest wrap width or height handed to Pango, in Pango units at the reference size:
+  /// 262,144 px, far above any canvas (4096 px at a 12 px minimum size is 43,690 px at the
+  /// reference size), and far enough below `Int32.max` that Pango's own sums of widths cannot
+  /// overflow.
+  static let maximumPangoLength = Double(1 << 28)
+
+  /// A length in pixels at the current size, in Pango units at the reference size, bounded to
+  /// one pixel ... ``maximumPangoLength`` (not-a-number counts as one pixel), so the conversion
+  /// to `Int32` cannot trap.
+  private func pangoLength(_ pixels: Double) -> Int32 {
+    // `max` returns its first argument when the second is not a number.
+    let units = (max(1, pixels) / scale * Double(innerpeace_pango_scale)).rounded(.down)
+    return Int32(min(max(Double(innerpeace_pango_scale), units), TextLayout.maximumPangoLength))
+  }
+
+  /// The wrap width in pixels at the current size: never below one pixel, never above
+  /// ``maximumPangoLength``, whatever `pixels` is.
   func setWidth(_ pixels: Double) {
-    pango_layout_set_width(handle, Int32((pixels / scale * Double(innerpeace_pango_scale)).rounded(.down)))
+    pango_layout_set_width(handle, pangoLength(pixels))
   }
 
   /// No wrapping: each paragraph on one line.
@@ -136,7 +179,7 @@ final class TextLayout {
   func limitHeight(_ pixels: Double?) {
     if let pixels {
       pango_layout_set_ellipsize(handle, PANGO_ELLIPSIZE_END)
-      pango_layout_set_height(handle, Int32(max(1, pixels / scale * Double(innerpeace_pango_scale))))
+      pango_layout_set_height(handle, pangoLength(pixels))
     } else {
       pango_layout_set_ellipsize(handle, PANGO_ELLIPSIZE_NONE)
       pango_layout_set_height(handle, -1)

@@ -55,8 +55,11 @@ struct TextFitter {
       alignment == .center ? 0.5 : (quote.isRightToLeft ? 1 : 0)
 
     var passes = 0
-    /// Room left for italic overhang past the line box, in proportion to the size.
+    /// Room left for italic overhang past the line box, in proportion to the size. Learnt from
+    /// blocks wider than the bounds, but never more than half the size: wider than that is not
+    /// overhang but a word too wide for the bounds.
     var overhang = 0.12
+    let maximumOverhang = 0.5
     /// Lays both out at `size`, the quote wrapped to `quoteWidth` and the author to `authorWidth`;
     /// returns the block in layout space and the author line's offset.
     func layOut(_ size: Int, quoteWidth: Double, authorWidth: Double) -> (
@@ -80,15 +83,19 @@ struct TextFitter {
     /// Lays both out at `size` (the quote at most `quoteWidth` wide). Glyphs that overhang their
     /// line box on both sides can make the block wider than the bounds: then the wrap width is
     /// narrowed by the excess and the text laid out again, so width never decides the size.
+    /// A wrap width is never below one pixel: when narrowing would go below that, the text
+    /// holds something wider than the bounds at this size, and the block is returned as it is
+    /// (too wide, so the size does not fit).
     func measure(_ size: Int, quoteWidth: Double? = nil) -> (block: PixelRect, authorOffset: (x: Double, y: Double)) {
-      var width = Double(bounds.width) - (Double(size) * overhang).rounded(.up)
-      var narrowed = min(quoteWidth ?? width, width)
+      var width = max(1, Double(bounds.width) - (Double(size) * overhang).rounded(.up))
+      var narrowed = max(1, min(quoteWidth ?? width, width))
       var result = layOut(size, quoteWidth: narrowed, authorWidth: width)
       var attempts = 0
       while result.block.width > Double(bounds.width) && attempts < 3 {
         let excess = (result.block.width - Double(bounds.width)).rounded(.up) + 1
+        guard excess.isFinite, narrowed - excess >= 1, width - excess >= 1 else { break }
         // Remember the overhang, in proportion to the size, for the sizes still to try.
-        overhang += excess / Double(size)
+        overhang = min(overhang + excess / Double(size), maximumOverhang)
         width -= excess
         narrowed -= excess
         result = layOut(size, quoteWidth: narrowed, authorWidth: width)
@@ -168,7 +175,12 @@ struct TextFitter {
       measured = measure(size)
       var attempts = 0
       while !fits(measured.block) && attempts < 64 {
-        available = max(1, available - Double(size) * 0.5)
+        // A block still too wide holds a cluster wider than the bounds, which only ellipsizing
+        // its line can shorten, and Pango ellipsizes only the last line the height allows: go
+        // to one line. Once at one line, nothing more can be taken away.
+        let next = measured.block.width > Double(bounds.width) ? 1 : max(1, available - Double(size) * 0.5)
+        if next == available { break }
+        available = next
         quote.limitHeight(available)
         measured = measure(size)
         attempts += 1

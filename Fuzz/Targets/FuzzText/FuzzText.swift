@@ -1,0 +1,64 @@
+import FuzzSupport
+import InnerPeace
+
+/// The text path: text, author, canvas and options through fitting, drawing and encoding, a
+/// real render to pixels. Any trap or abort (in Swift, Cairo or Pango) is a crash.
+///
+/// Input: byte 0 holds the options: bits 0-2 the preset (0 og, 1 square, 2 story, 3 classic,
+/// 4-7 a custom size), bit 3 centred, bit 4 no author line, bit 5 over a photo (else
+/// transparent, which skips decoding the photo). A custom size takes bytes 1-4: width and
+/// height, big-endian, each mapped into 200...2048. The rest is UTF-8 (invalid bytes become
+/// U+FFFD): the quote, then after the last NUL byte, if any, the author.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzText(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+  guard let data, size > 0 else { return 0 }
+  let bytes = UnsafeBufferPointer(start: data, count: size)
+  let options = bytes[0]
+  var rest = bytes[1...]
+  let preset: Preset
+  switch options & 0b111 {
+  case 0: preset = .og
+  case 1: preset = .square
+  case 2: preset = .story
+  case 3: preset = .classic
+  default:
+    guard rest.count >= 4 else { return 0 }
+    let side = { (high: UInt8, low: UInt8) in 200 + (Int(high) << 8 | Int(low)) % 1849 }
+    let start = rest.startIndex
+    guard
+      let canvas = try? CanvasSize(
+        width: side(rest[start], rest[start + 1]), height: side(rest[start + 2], rest[start + 3]))
+    else { return 0 }
+    preset = .custom(canvas)
+    rest = rest.dropFirst(4)
+  }
+  var text = Substring(decoding: rest, as: UTF8.self)
+  var author = ""
+  if let split = rest.lastIndex(of: 0) {
+    text = Substring(decoding: rest[..<split], as: UTF8.self)
+    author = String(decoding: rest[(split + 1)...], as: UTF8.self)
+  }
+  let request = CardRequest(
+    preset: preset, quote: .text(String(text), author: author), seed: 1, format: .png,
+    showsAuthor: options & 0b1_0000 == 0, alignment: options & 0b1000 != 0 ? .center : .natural,
+    transparent: options & 0b10_0000 == 0)
+  // Refusals (empty text, over the limits, control characters) are answers, not crashes.
+  _ = try? FuzzTextRenderer.shared.render(request)
+  return 0
+}
+
+enum FuzzTextRenderer {
+  /// One renderer, made on first use; a small background cache, since inputs vary the size.
+  static let shared: CardRenderer = {
+    do {
+      return try CardRenderer(catalog: try Catalog.bundled(), backgroundCacheBytes: 32 << 20)
+    } catch {
+      fatalError("the fuzz target needs the bundled catalog and fonts: \(error)")
+    }
+  }()
+}
+
+@main
+enum FuzzText {
+  static func main() { FuzzDriver.main(fuzzText) }
+}
