@@ -16,7 +16,7 @@ swift test --skip-build
 # find a sanitized build's description. Leak reports are off under ASan: Foundation's and
 # fontconfig's process-lifetime caches would fill them; memory errors still fail the run.
 for sanitizer in thread address; do
-  swift build --build-tests --sanitize="$sanitizer" --scratch-path ".build-$sanitizer"
+  swift build --build-tests --sanitize="$sanitizer" --scratch-path ".build-$sanitizer" --disable-build-manifest-caching
   ASAN_OPTIONS=detect_leaks=0 TSAN_OPTIONS=halt_on_error=1 \
     ".build-$sanitizer/debug/innerpeacePackageTests.xctest" --testing-library swift-testing \
     --filter InnerPeaceServerTests --filter RenderTests
