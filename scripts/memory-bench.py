@@ -30,8 +30,10 @@ def tree_rss_kib(pid):
             with open(f"/proc/{current}/status") as status:
                 match = re.search(r"^VmRSS:\s+(\d+)", status.read(), re.M)
                 total += int(match.group(1)) if match else 0
-            with open(f"/proc/{current}/task/{current}/children") as children:
-                pending.extend(int(child) for child in children.read().split())
+            # Children are listed under the thread that started them (workers: a supervisor thread).
+            for task in os.listdir(f"/proc/{current}/task"):
+                with open(f"/proc/{current}/task/{task}/children") as children:
+                    pending.extend(int(child) for child in children.read().split())
         except (FileNotFoundError, ProcessLookupError):
             pass
     return total
@@ -109,6 +111,12 @@ def main():
     elapsed = time.time() - started
     time.sleep(options.idle)
     final_rss = tree_rss_kib(server.pid)
+    final_each = []
+    for task in os.listdir(f"/proc/{server.pid}/task"):
+        with open(f"/proc/{server.pid}/task/{task}/children") as children:
+            final_each.extend(int(child) for child in children.read().split())
+    final_each = [tree_rss_kib(server.pid) - sum(tree_rss_kib(child) for child in final_each)] + [
+        tree_rss_kib(child) for child in final_each]
     stop.set()
     sampler.join()
     server.terminate()
@@ -116,6 +124,7 @@ def main():
 
     peak = max(rss for _, rss in samples) if samples else 0
     print(f"requests: {sum(statuses.values())} in {elapsed:.1f} s, statuses {statuses}")
+    print("final rss MiB, server then each worker: " + ", ".join(f"{kib / 1024:.0f}" for kib in final_each))
     print(f"rss MiB: start {start_rss / 1024:.0f}, peak {peak / 1024:.0f}, final (after {options.idle:.0f} s idle) {final_rss / 1024:.0f}")
 
 

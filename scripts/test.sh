@@ -14,12 +14,14 @@ swift test --skip-build
 # ThreadSanitizer and AddressSanitizer over the renderer, the render pool and the server, each in
 # a build folder of its own. The test bundle is run directly: `swift test --skip-build` does not
 # find a sanitized build's description. Leak reports are off under ASan: Foundation's and
-# fontconfig's process-lifetime caches would fill them; memory errors still fail the run.
+# fontconfig's process-lifetime caches would fill them; memory errors still fail the run. The one
+# test that bounds a slow download by wall-clock time (25 s) is left to the plain run: under ASan
+# on a loaded machine the same download took 32 s.
 for sanitizer in thread address; do
   swift build --build-tests --sanitize="$sanitizer" --scratch-path ".build-$sanitizer" --disable-build-manifest-caching
   ASAN_OPTIONS=detect_leaks=0 TSAN_OPTIONS=halt_on_error=1 \
     ".build-$sanitizer/debug/innerpeacePackageTests.xctest" --testing-library swift-testing \
-    --filter InnerPeaceServerTests --filter RenderTests
+    --filter InnerPeaceServerTests --filter RenderTests --skip shutdownFinishesWhatItAccepted
 done
 /usr/bin/python3 Tests/browser/page_test.py --binary .build/debug/innerpeace
 bash scripts/fuzz.sh
