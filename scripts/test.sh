@@ -16,9 +16,9 @@ swift test --skip-build
 # description. Leak reports are off: Foundation's and fontconfig's process-lifetime caches would
 # fill them; memory errors still fail the run. The one test that bounds a slow download by
 # wall-clock time (25 s) is left to the plain run: under ASan on a loaded machine it took 32 s.
-# ThreadSanitizer (`--sanitize=thread`, same command) is not run here yet: it reports an access
-# race between two `Mutex.withLock` bodies in CardCache, probably because the uninstrumented
-# Synchronization library hides the lock from it; not yet confirmed (BENCHMARKS.md §4).
+# ThreadSanitizer (`--sanitize=thread`, same command) is not run here yet: with this toolchain it
+# cannot see Synchronization's `Mutex` (a 20-line program that only increments a Mutex<Int> from
+# many threads is reported as a race), so it reports CardCache's locked state (BENCHMARKS.md §4).
 swift build --build-tests --sanitize=address --scratch-path .build-address --disable-build-manifest-caching
 ASAN_OPTIONS=detect_leaks=0 .build-address/debug/innerpeacePackageTests.xctest --testing-library swift-testing \
   --filter InnerPeaceServerTests --filter RenderTests --skip shutdownFinishesWhatItAccepted
