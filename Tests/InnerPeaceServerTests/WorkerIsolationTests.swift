@@ -1,5 +1,6 @@
 import Foundation
 import InnerPeace
+import Synchronization
 import Testing
 
 @testable import InnerPeaceServer
@@ -82,10 +83,28 @@ import Testing
     let header = WorkerWire.encode(.renderFailed(reason: "just a header"))
     let writer = FrameChannel(descriptor: pair[0], usesSend: true)
     let reader = FrameChannel(descriptor: pair[1], usesSend: false)
-    // The writer blocks until the reader has taken most of the megabyte: run it on its own thread.
-    async let sent: Void = onOwnThread { try writer.sendFrame(.card, header: header, body: body) }
-    let frame = try reader.receiveFrame(deadline: .now + .seconds(5))
-    try await sent
+    // The writer blocks until the reader has taken most of the megabyte: it runs on a thread of its
+    // own, started here (an `async let` child may wait for a busy cooperative pool until the
+    // reader's deadline has passed, and then block in `send` for ever). If reading fails, the
+    // reader's end is shut down, so the writer's `send` fails instead of blocking.
+    let writerDone = DispatchSemaphore(value: 0)
+    let sendFailure = Mutex<String?>(nil)
+    let thread = Thread {
+      do throws(FrameChannel.Failure) {
+        try writer.sendFrame(.card, header: header, body: body)
+      } catch {
+        sendFailure.withLock { $0 = error.description }
+      }
+      writerDone.signal()
+    }
+    thread.start()
+    let received = Result { () throws(FrameChannel.Failure) in
+      try reader.receiveFrame(deadline: .now + .seconds(60))
+    }
+    if case .failure = received { shutdown(pair[1], Int32(SHUT_RDWR)) }
+    writerDone.wait()
+    let frame = try received.get()
+    #expect(sendFailure.withLock { $0 } == nil)
     #expect(frame.kind == .card)
     #expect(frame.header == header)
     #expect(frame.body == body)
