@@ -25,21 +25,32 @@ enum Blur {
   /// Blurs a `width` x `height` mask (rows packed) with a Gaussian of `sigma` pixels.
   /// Outside the mask counts as zero.
   static func gaussian(_ mask: [UInt8], width: Int, height: Int, sigma: Double) -> [UInt8] {
+    var result = mask
+    var scratch = [UInt8]()
+    gaussian(&result, scratch: &scratch, width: width, height: height, sigma: sigma)
+    return result
+  }
+
+  /// Blurs `mask` in place, with `scratch` as working space (resized to the mask's size if it is
+  /// not already): two buffers of the mask's size in all, whatever the number of passes.
+  static func gaussian(_ mask: inout [UInt8], scratch: inout [UInt8], width: Int, height: Int, sigma: Double) {
     let radii = boxRadii(sigma: sigma).filter { $0 > 0 }
-    guard !radii.isEmpty, width > 0, height > 0 else { return mask }
-    var a = mask
-    var b = [UInt8](unsafeUninitializedCapacity: mask.count) { _, count in count = mask.count }
-    for radius in radii {
-      boxVertical(a, into: &b, width: width, height: height, radius: radius)
-      swap(&a, &b)
+    guard !radii.isEmpty, width > 0, height > 0 else { return }
+    if scratch.count != mask.count {
+      scratch = [UInt8](unsafeUninitializedCapacity: mask.count) { _, count in count = mask.count }
     }
-    var t = transpose(a, width: width, height: height)
-    var u = [UInt8](unsafeUninitializedCapacity: t.count) { _, count in count = t.count }
     for radius in radii {
-      boxVertical(t, into: &u, width: height, height: width, radius: radius)
-      swap(&t, &u)
+      boxVertical(mask, into: &scratch, width: width, height: height, radius: radius)
+      swap(&mask, &scratch)
     }
-    return transpose(t, width: height, height: width)
+    transpose(mask, into: &scratch, width: width, height: height)
+    swap(&mask, &scratch)
+    for radius in radii {
+      boxVertical(mask, into: &scratch, width: height, height: width, radius: radius)
+      swap(&mask, &scratch)
+    }
+    transpose(mask, into: &scratch, width: height, height: width)
+    swap(&mask, &scratch)
   }
 
   /// One vertical box pass of `2 * radius + 1` rows (outside the mask counts as zero).
@@ -55,13 +66,12 @@ enum Blur {
     }
   }
 
-  /// The `height` x `width` transpose of a `width` x `height` mask.
-  static func transpose(_ source: [UInt8], width: Int, height: Int) -> [UInt8] {
-    [UInt8](unsafeUninitializedCapacity: source.count) { target, count in
-      source.withUnsafeBufferPointer {
-        innerpeace_transpose($0.baseAddress, target.baseAddress, Int32(width), Int32(height))
+  /// Writes the `height` x `width` transpose of a `width` x `height` mask into `target` (same size).
+  static func transpose(_ source: [UInt8], into target: inout [UInt8], width: Int, height: Int) {
+    source.withUnsafeBufferPointer { source in
+      target.withUnsafeMutableBufferPointer {
+        innerpeace_transpose(source.baseAddress, $0.baseAddress, Int32(width), Int32(height))
       }
-      count = source.count
     }
   }
 
@@ -69,18 +79,31 @@ enum Blur {
   /// the layers stack as Cairo would paint them. The first (sharpest) layer is blurred at full
   /// resolution; the wider ones at half resolution, where they lose nothing visible, and the
   /// stack of those is scaled back up once. That takes about a third of the work.
-  static func shadow(of mask: [UInt8], width: Int, height: Int, sigmas: [Double]) -> [UInt8] {
+  ///
+  /// Takes the mask by value and blurs it in place: with the half-size work, the whole stack
+  /// needs about two and a half buffers of the mask's size.
+  static func shadow(of mask: consuming [UInt8], width: Int, height: Int, sigmas: [Double]) -> [UInt8] {
     guard let first = sigmas.first else { return [UInt8](repeating: 0, count: mask.count) }
-    let sharp = gaussian(mask, width: width, height: height, sigma: first)
+    var sharp = consume mask
+    var scratch = [UInt8]()
     let wide = Array(sigmas.dropFirst())
     guard !wide.isEmpty, width >= 8, height >= 8 else {
-      return stack([sharp] + wide.map { gaussian(mask, width: width, height: height, sigma: $0) })
+      let layers = wide.map { gaussian(sharp, width: width, height: height, sigma: $0) }
+      gaussian(&sharp, scratch: &scratch, width: width, height: height, sigma: first)
+      return stack([sharp] + layers)
     }
-    let (small, smallWidth, smallHeight) = halve(mask, width: width, height: height)
+    let (small, smallWidth, smallHeight) = halve(sharp, width: width, height: height)
+    gaussian(&sharp, scratch: &scratch, width: width, height: height, sigma: first)
     let smallLayers = wide.map { gaussian(small, width: smallWidth, height: smallHeight, sigma: $0 / 2) }
     let smallStack = stack(smallLayers)
-    let wideStack = double(smallStack, width: smallWidth, height: smallHeight, toWidth: width, height: height)
-    return stack([sharp, wideStack])
+    if scratch.count != sharp.count {
+      scratch = [UInt8](unsafeUninitializedCapacity: sharp.count) { _, count in count = sharp.count }
+    }
+    double(smallStack, width: smallWidth, height: smallHeight, into: &scratch, toWidth: width, height: height)
+    sharp.withUnsafeMutableBufferPointer { accumulated in
+      scratch.withUnsafeBufferPointer { innerpeace_stack(accumulated.baseAddress, $0.baseAddress, $0.count) }
+    }
+    return sharp
   }
 
   /// 2 x 2 box downscale (odd edges repeat the last row or column).
@@ -94,16 +117,17 @@ enum Blur {
     return (result, halfWidth, halfHeight)
   }
 
-  /// Bilinear 2x upscale of a half-size mask back to `width` x `height` (pixel centres aligned).
-  static func double(_ small: [UInt8], width smallWidth: Int, height smallHeight: Int, toWidth width: Int, height: Int)
-    -> [UInt8]
-  {
-    [UInt8](unsafeUninitializedCapacity: width * height) { target, count in
-      small.withUnsafeBufferPointer {
+  /// Bilinear 2x upscale of a half-size mask back to `width` x `height` (pixel centres aligned),
+  /// written into `target` (`width * height` bytes).
+  static func double(
+    _ small: [UInt8], width smallWidth: Int, height smallHeight: Int, into target: inout [UInt8], toWidth width: Int,
+    height: Int
+  ) {
+    small.withUnsafeBufferPointer { source in
+      target.withUnsafeMutableBufferPointer {
         innerpeace_double(
-          $0.baseAddress, Int32(smallWidth), Int32(smallHeight), target.baseAddress, Int32(width), Int32(height))
+          source.baseAddress, Int32(smallWidth), Int32(smallHeight), $0.baseAddress, Int32(width), Int32(height))
       }
-      count = width * height
     }
   }
 

@@ -34,6 +34,20 @@ final class ImageSurface {
     self.format = format
   }
 
+  /// A surface over pixels it does not own (Cairo's `create_for_data`). The caller keeps `data`
+  /// alive and unmoved for the surface's whole life, and no Cairo object may keep the surface
+  /// past it.
+  init(wrapping data: UnsafeMutablePointer<UInt8>, format: PixelFormat, width: Int, height: Int, stride: Int)
+    throws(InnerPeaceError)
+  {
+    let surface = cairo_image_surface_create_for_data(data, format.cairo, Int32(width), Int32(height), Int32(stride))!
+    try ImageSurface.check(surface)
+    self.handle = surface
+    self.width = width
+    self.height = height
+    self.format = format
+  }
+
   /// Takes ownership of a surface Cairo made (a decoded PNG, say), checking its status first.
   init(adopting surface: OpaquePointer) throws(InnerPeaceError) {
     try ImageSurface.check(surface)

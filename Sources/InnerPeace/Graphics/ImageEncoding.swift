@@ -14,6 +14,8 @@ enum ImageEncoding {
   /// than libpng's default (zlib 6, adaptive filters) in a quarter of the time; see BENCHMARKS.md.
   static let pngCompressionLevel: Int32 = 1
 
+  /// Encodes the surface's pixels. PNG and WebP reuse the surface's memory for their packed rows,
+  /// so the surface is spent: its pixels are not the card's afterwards.
   static func encode(_ surface: ImageSurface, as format: ImageFormat) throws(InnerPeaceError) -> [UInt8] {
     surface.flush()
     switch format {
@@ -40,52 +42,84 @@ enum ImageEncoding {
     let width = surface.width
     let height = surface.height
     let alpha = hasAlpha(surface)
-    let channels = alpha ? 4 : 3
-    let rowBytes = width * channels
+    let rowBytes = width * (alpha ? 4 : 3)
     let filteredCount = (rowBytes + 1) * height
-    // Filtered scanlines: one filter-type byte, then the row.
-    var filtered = [UInt8](unsafeUninitializedCapacity: filteredCount) { _, count in count = filteredCount }
-    var previous = [UInt8](repeating: 0, count: rowBytes)
-    var current = [UInt8](repeating: 0, count: rowBytes)
-    let source = surface.data
-    let stride = surface.stride
-    filtered.withUnsafeMutableBufferPointer { out in
-      previous.withUnsafeMutableBufferPointer { prevBuffer in
-        current.withUnsafeMutableBufferPointer { curBuffer in
-          var prev = prevBuffer.baseAddress!
-          var cur = curBuffer.baseAddress!
-          for y in 0..<height {
-            unpack(row: source + y * stride, width: width, alpha: alpha, into: cur)
-            let target = out.baseAddress! + y * (rowBytes + 1)
-            innerpeace_png_up(cur, prev, target, rowBytes)
-            swap(&prev, &cur)
-          }
-        }
-      }
-    }
     guard let compressor = libdeflate_alloc_compressor(pngCompressionLevel) else {
       throw .renderFailed(reason: "libdeflate could not allocate a compressor")
     }
     defer { libdeflate_free_compressor(compressor) }
-    let bound = libdeflate_zlib_compress_bound(compressor, filteredCount)
-    var compressed = [UInt8](unsafeUninitializedCapacity: bound) { _, count in count = bound }
-    let compressedCount = filtered.withUnsafeBufferPointer { input in
-      compressed.withUnsafeMutableBufferPointer { output in
-        libdeflate_zlib_compress(compressor, input.baseAddress, input.count, output.baseAddress, output.count)
+
+    // Filtered scanlines: one filter-type byte, then the row. An opaque card's filtered rows (3
+    // bytes a pixel and one) fit inside its rows on the surface (4 bytes a pixel), so they are
+    // written over the surface, top down, each after its source row has been read: no second
+    // image in memory. A transparent card's rows are one byte longer and get a buffer of their own.
+    var separate: [UInt8] = []
+    if rowBytes + 1 <= surface.stride {
+      filterRows(of: surface, alpha: alpha, into: surface.data)
+    } else {
+      separate = [UInt8](unsafeUninitializedCapacity: filteredCount) { buffer, count in
+        filterRows(of: surface, alpha: alpha, into: buffer.baseAddress!)
+        count = filteredCount
       }
     }
-    guard compressedCount > 0 else { throw .renderFailed(reason: "libdeflate could not compress the image") }
 
-    var png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
-    png.reserveCapacity(compressedCount + 64)
     var header: [UInt8] = []
     header.appendBigEndian(UInt32(width))
     header.appendBigEndian(UInt32(height))
     header += [8, alpha ? 6 : 2, 0, 0, 0]  // 8-bit, RGBA or RGB, deflate, filter method 0, no interlace
-    appendChunk("IHDR", header[...], to: &png)
-    appendChunk("IDAT", compressed[0..<compressedCount], to: &png)
-    appendChunk("IEND", [][...], to: &png)
+    var head: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+    appendChunk("IHDR", header[...], to: &head)
+    head += [0, 0, 0, 0] + Array("IDAT".utf8)  // the IDAT chunk's length is filled in below
+    var tail: [UInt8] = [0, 0, 0, 0]  // the IDAT chunk's CRC, filled in below
+    appendChunk("IEND", [][...], to: &tail)
+
+    // One buffer for the whole file: the head, libdeflate's output straight after it, the tail.
+    // Only the pages libdeflate writes become resident; the rest of its bound is address space.
+    let bound = libdeflate_zlib_compress_bound(compressor, filteredCount)
+    var compressedCount = 0
+    let png = [UInt8](unsafeUninitializedCapacity: head.count + bound + tail.count) { buffer, count in
+      let base = buffer.baseAddress!
+      base.initialize(from: head, count: head.count)
+      compressedCount =
+        separate.isEmpty
+        ? libdeflate_zlib_compress(compressor, surface.data, filteredCount, base + head.count, bound)
+        : separate.withUnsafeBufferPointer {
+          libdeflate_zlib_compress(compressor, $0.baseAddress, filteredCount, base + head.count, bound)
+        }
+      guard compressedCount > 0 else { return }
+      let idat = base + head.count - 8
+      idat.initialize(from: bigEndian(UInt32(compressedCount)), count: 4)
+      let crc = libdeflate_crc32(0, idat + 4, compressedCount + 4)
+      var finish = tail
+      finish.replaceSubrange(0..<4, with: bigEndian(crc))
+      (base + head.count + compressedCount).initialize(from: finish, count: finish.count)
+      count = head.count + compressedCount + finish.count
+    }
+    guard compressedCount > 0 else { throw .renderFailed(reason: "libdeflate could not compress the image") }
     return png
+  }
+
+  /// Writes the surface's rows, Up-filtered, to `target`, top down. `target` may be the surface's
+  /// own memory: row `y` is read whole before filtered row `y` is written, and filtered rows are
+  /// never longer than the surface's.
+  private static func filterRows(of surface: ImageSurface, alpha: Bool, into target: UnsafeMutablePointer<UInt8>) {
+    let width = surface.width
+    let rowBytes = width * (alpha ? 4 : 3)
+    let source = surface.data
+    let stride = surface.stride
+    var previous = [UInt8](repeating: 0, count: rowBytes)
+    var current = [UInt8](repeating: 0, count: rowBytes)
+    previous.withUnsafeMutableBufferPointer { prevBuffer in
+      current.withUnsafeMutableBufferPointer { curBuffer in
+        var prev = prevBuffer.baseAddress!
+        var cur = curBuffer.baseAddress!
+        for y in 0..<surface.height {
+          unpack(row: source + y * stride, width: width, alpha: alpha, into: cur)
+          innerpeace_png_up(cur, prev, target + y * (rowBytes + 1), rowBytes)
+          swap(&prev, &cur)
+        }
+      }
+    }
   }
 
   private static func appendChunk(_ type: String, _ data: ArraySlice<UInt8>, to png: inout [UInt8]) {
@@ -124,12 +158,15 @@ enum ImageEncoding {
     let alpha = hasAlpha(surface)
     let channels = alpha ? 4 : 3
     let width = surface.width
-    var packed = [UInt8](repeating: 0, count: width * channels * surface.height)
-    packed.withUnsafeMutableBufferPointer { buffer in
+    // Packed rows (3 or 4 bytes a pixel) are never longer than the surface's, so they are written
+    // over the surface, top down, each row read whole (into `row`) before its packed form is written.
+    let packed = surface.data
+    let stride = surface.stride
+    var row = [UInt8](repeating: 0, count: stride)
+    row.withUnsafeMutableBufferPointer { row in
       for y in 0..<surface.height {
-        unpack(
-          row: surface.data + y * surface.stride, width: width, alpha: alpha,
-          into: buffer.baseAddress! + y * width * channels)
+        row.baseAddress!.update(from: packed + y * stride, count: stride)
+        unpack(row: row.baseAddress!, width: width, alpha: alpha, into: packed + y * width * channels)
       }
     }
     // The advanced API, for its speed setting: method 2 is about twice as fast as the
@@ -143,11 +180,10 @@ enum ImageEncoding {
     defer { WebPPictureFree(&picture) }
     picture.width = Int32(width)
     picture.height = Int32(surface.height)
-    let imported = packed.withUnsafeBufferPointer { buffer in
+    let imported =
       alpha
-        ? WebPPictureImportRGBA(&picture, buffer.baseAddress, Int32(width * 4))
-        : WebPPictureImportRGB(&picture, buffer.baseAddress, Int32(width * 3))
-    }
+      ? WebPPictureImportRGBA(&picture, packed, Int32(width * 4))
+      : WebPPictureImportRGB(&picture, packed, Int32(width * 3))
     guard imported != 0 else { throw .renderFailed(reason: "WebP encoding failed: out of memory") }
     var writer = WebPMemoryWriter()
     WebPMemoryWriterInit(&writer)
@@ -162,6 +198,10 @@ enum ImageEncoding {
     }
     return Array(UnsafeBufferPointer(start: memory, count: writer.size))
   }
+}
+
+private func bigEndian(_ value: UInt32) -> [UInt8] {
+  [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
 }
 
 extension Array where Element == UInt8 {

@@ -1,7 +1,8 @@
 import Synchronization
 
 /// Decoded, scaled backgrounds, kept per picture and canvas size, least recently used first out,
-/// bounded by bytes. Owned by a ``CardRenderer``; safe to share between threads.
+/// bounded by bytes. A background larger than half the capacity is not kept, so one large card
+/// cannot empty the cache of the sizes in everyday use. Owned by a ``CardRenderer``; safe to share between threads.
 final class BackgroundCache: Sendable {
   struct Key: Hashable {
     let picture: String
@@ -29,8 +30,11 @@ final class BackgroundCache: Sendable {
     }
   }
 
+  /// Whether a background of `byteCount` bytes would be kept.
+  func accepts(byteCount: Int) -> Bool { byteCount <= capacityBytes / 2 }
+
   func store(_ pixels: Pixels, for key: Key) {
-    guard pixels.byteCount <= capacityBytes else { return }
+    guard accepts(byteCount: pixels.byteCount) else { return }
     state.withLock { state in
       state.clock += 1
       if let old = state.entries.updateValue((pixels, state.clock), forKey: key) {

@@ -3,22 +3,26 @@ internal import CInnerPeace
 /// Scales a photo to cover a canvas: scaled until both sides cover it, centred, the overflow
 /// cropped evenly, never stretched.
 enum BackgroundScaler {
-  static func cover(_ source: Pixels, to size: CanvasSize) throws(InnerPeaceError) -> Pixels {
-    if source.width == size.width && source.height == size.height { return source }
-    let target = try ImageSurface(format: .rgb24, width: size.width, height: size.height)
-    let context = try DrawingContext(surface: target)
-    var bytes = source.bytes
-    try bytes.withUnsafeMutableBufferPointer { (buffer) throws(InnerPeaceError) in
-      let sourceSurface = cairo_image_surface_create_for_data(
-        buffer.baseAddress, CAIRO_FORMAT_RGB24, Int32(source.width), Int32(source.height), Int32(source.stride))!
-      defer { cairo_surface_destroy(sourceSurface) }
-      let scale = max(Double(size.width) / Double(source.width), Double(size.height) / Double(source.height))
+  /// Paints `source`, scaled to cover it, over the whole of `canvas` (an RGB24 surface).
+  static func cover(_ source: Pixels, onto canvas: ImageSurface) throws(InnerPeaceError) {
+    if source.width == canvas.width && source.height == canvas.height {
+      source.copy(into: canvas)
+      return
+    }
+    let context = try DrawingContext(surface: canvas)
+    // Cairo only reads a source surface: no mutable copy of the photo is needed.
+    try source.bytes.withUnsafeBufferPointer { (buffer) throws(InnerPeaceError) in
+      let sourceSurface = try ImageSurface(
+        wrapping: UnsafeMutablePointer(mutating: buffer.baseAddress!), format: .rgb24, width: source.width,
+        height: source.height,
+        stride: source.stride)
+      let scale = max(Double(canvas.width) / Double(source.width), Double(canvas.height) / Double(source.height))
       let cr = context.handle
       cairo_translate(
-        cr, (Double(size.width) - Double(source.width) * scale) / 2,
-        (Double(size.height) - Double(source.height) * scale) / 2)
+        cr, (Double(canvas.width) - Double(source.width) * scale) / 2,
+        (Double(canvas.height) - Double(source.height) * scale) / 2)
       cairo_scale(cr, scale, scale)
-      cairo_set_source_surface(cr, sourceSurface, 0, 0)
+      cairo_set_source_surface(cr, sourceSurface.handle, 0, 0)
       let pattern = cairo_get_source(cr)
       // Pad, so the bilinear filter does not pull black in at the edges.
       cairo_pattern_set_extend(pattern, CAIRO_EXTEND_PAD)
@@ -26,15 +30,39 @@ enum BackgroundScaler {
       cairo_set_operator(cr, CAIRO_OPERATOR_SOURCE)
       cairo_paint(cr)
       try context.check()
+      // The source surface borrows the photo's bytes: release Cairo's hold on it before they go.
+      cairo_set_source_rgb(cr, 0, 0, 0)
     }
-    target.flush()
-    let rowBytes = size.width * 4
-    let result = [UInt8](unsafeUninitializedCapacity: rowBytes * size.height) { buffer, count in
-      for row in 0..<size.height {
-        (buffer.baseAddress! + row * rowBytes).update(from: target.data + row * target.stride, count: rowBytes)
+    canvas.flush()
+  }
+}
+
+extension Pixels {
+  /// The pixels of an RGB24 surface, rows packed.
+  init(copying surface: ImageSurface) {
+    surface.flush()
+    let rowBytes = surface.width * 4
+    let stride = surface.stride
+    let data = surface.data
+    let bytes = [UInt8](unsafeUninitializedCapacity: rowBytes * surface.height) { buffer, count in
+      for row in 0..<surface.height {
+        (buffer.baseAddress! + row * rowBytes).update(from: data + row * stride, count: rowBytes)
       }
       count = buffer.count
     }
-    return Pixels(width: size.width, height: size.height, bytes: result)
+    self.init(width: surface.width, height: surface.height, bytes: bytes)
+  }
+
+  /// Copies the pixels over an RGB24 surface of the same size.
+  func copy(into surface: ImageSurface) {
+    let rowBytes = stride
+    let target = surface.data
+    let targetStride = surface.stride
+    bytes.withUnsafeBufferPointer { source in
+      for row in 0..<height {
+        (target + row * targetStride).update(from: source.baseAddress! + row * rowBytes, count: rowBytes)
+      }
+    }
+    surface.markDirty()
   }
 }

@@ -75,16 +75,7 @@ public final class CardRenderer: Sendable {
     let canvas = try ImageSurface(
       format: request.transparent ? .argb32 : .rgb24, width: geometry.canvas.width, height: geometry.canvas.height)
     if !request.transparent {
-      let pixels = try background(named: pictureName, size: geometry.canvas, timings: &timings)
-      start = clock.now
-      pixels.bytes.withUnsafeBufferPointer { source in
-        let rowBytes = pixels.stride
-        for row in 0..<pixels.height {
-          (canvas.data + row * canvas.stride).update(from: source.baseAddress! + row * rowBytes, count: rowBytes)
-        }
-      }
-      canvas.markDirty()
-      timings.draw += seconds(clock.now - start)
+      try paintBackground(named: pictureName, on: canvas, timings: &timings)
     }
 
     // The halo text: text layer, its alpha blurred five times, shadows, then the text.
@@ -132,29 +123,36 @@ public final class CardRenderer: Sendable {
   /// How many decoded backgrounds the cache holds.
   public var cachedBackgroundCount: Int { backgrounds.count }
 
-  private func background(named name: String, size: CanvasSize, timings: inout StageTimings)
-    throws(InnerPeaceError) -> Pixels
+  /// Paints the photo, scaled to cover the canvas, from the cache or decoded and scaled straight
+  /// into the canvas (then kept, when the cache takes a background of that size).
+  private func paintBackground(named name: String, on canvas: ImageSurface, timings: inout StageTimings)
+    throws(InnerPeaceError)
   {
-    let key = BackgroundCache.Key(picture: name, width: size.width, height: size.height)
-    if let cached = backgrounds.pixels(for: key) { return cached }
     let clock = ContinuousClock()
     var start = clock.now
+    let key = BackgroundCache.Key(picture: name, width: canvas.width, height: canvas.height)
+    if let cached = backgrounds.pixels(for: key) {
+      cached.copy(into: canvas)
+      timings.draw += seconds(clock.now - start)
+      return
+    }
     let url = try catalog.pictureURL(named: name)
     // Read again, as at load: the file may have been swapped for a FIFO or a bigger file since.
     let data = try PictureFile.read(atPath: url.path, name: name)
     let decoded: Pixels
     do {
-      decoded = try ImageDecoding.decode(data, covering: (size.width, size.height))
+      decoded = try ImageDecoding.decode(data, covering: (canvas.width, canvas.height))
     } catch {
       guard case .renderFailed(let reason) = error else { throw error }
       throw .pictureUndecodable(name: name, reason: reason)
     }
     timings.decode = seconds(clock.now - start)
     start = clock.now
-    let scaled = try BackgroundScaler.cover(decoded, to: size)
+    try BackgroundScaler.cover(consume decoded, onto: canvas)
     timings.scale = seconds(clock.now - start)
-    backgrounds.store(scaled, for: key)
-    return scaled
+    if backgrounds.accepts(byteCount: canvas.width * canvas.height * 4) {
+      backgrounds.store(Pixels(copying: canvas), for: key)
+    }
   }
 }
 

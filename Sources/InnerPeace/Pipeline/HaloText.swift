@@ -4,6 +4,9 @@ import Foundation
 
 /// Draws fitted text the way the app did: white, over five stacked black shadows of zero offset,
 /// blurred 2, 4, 6, 8 and 10 pt, in a text image 30 pt larger than the text on every side.
+///
+/// Memory: the text's coverage (one byte a pixel of that image), two blur buffers and the shadow
+/// mask; the text itself is drawn straight onto the canvas.
 enum HaloText {
   static func draw(_ fitted: FittedText, geometry: CardGeometry, on canvas: ImageSurface, timings: inout StageTimings)
     throws(InnerPeaceError)
@@ -26,31 +29,34 @@ enum HaloText {
     let height = bottom - top
     guard width > 0, height > 0 else { return }
 
-    // 1. The text, white, on a transparent layer (colour emoji keep their colours).
-    let layer = try ImageSurface(format: .argb32, width: width, height: height)
-    let layerContext = try DrawingContext(surface: layer)
-    cairo_set_source_rgb(layerContext.handle, 1, 1, 1)
-    fitted.quote.draw(in: layerContext, x: fitted.quoteOrigin.x - Double(left), y: fitted.quoteOrigin.y - Double(top))
-    fitted.author?.draw(
-      in: layerContext, x: fitted.authorOrigin.x - Double(left), y: fitted.authorOrigin.y - Double(top))
-    try layerContext.check()
-    layer.flush()
+    // 1. The text's coverage, in an 8-bit layer (a quarter of a colour layer's memory), copied
+    // out with rows packed; the layer goes at the end of this scope.
+    let alpha = try { () throws(InnerPeaceError) -> [UInt8] in
+      let coverage = try ImageSurface(format: .a8, width: width, height: height)
+      let coverageContext = try DrawingContext(surface: coverage)
+      draw(fitted, in: coverageContext, offsetX: Double(left), offsetY: Double(top))
+      try coverageContext.check()
+      coverage.flush()
+      let stride = coverage.stride
+      return [UInt8](unsafeUninitializedCapacity: width * height) { target, count in
+        for y in 0..<height {
+          (target.baseAddress! + y * width).update(from: coverage.data + y * stride, count: width)
+        }
+        count = width * height
+      }
+    }()
     timings.draw += seconds(clock.now - start)
 
-    // 2. Its alpha, blurred once per shadow, stacked into one shadow mask.
+    // 2. The coverage, blurred once per shadow, stacked into one shadow mask.
     start = clock.now
-    let alpha = [UInt8](unsafeUninitializedCapacity: width * height) { target, count in
-      innerpeace_extract_alpha(layer.data, layer.stride, target.baseAddress, Int32(width), Int32(height))
-      count = width * height
-    }
-    let shadow = Blur.shadow(of: alpha, width: width, height: height, sigmas: geometry.shadowSigmas)
+    let shadow = Blur.shadow(of: consume alpha, width: width, height: height, sigmas: geometry.shadowSigmas)
     timings.blur += seconds(clock.now - start)
 
-    // 3. Shadows in black through the mask, then the text layer over them.
+    // 3. Shadows in black through the mask, then the text over them.
     start = clock.now
     let mask = try ImageSurface(format: .a8, width: width, height: height)
     let maskStride = mask.stride
-    shadow.withUnsafeBufferPointer { source in
+    (consume shadow).withUnsafeBufferPointer { source in
       for y in 0..<height {
         (mask.data + y * maskStride).update(from: source.baseAddress! + y * width, count: width)
       }
@@ -59,10 +65,21 @@ enum HaloText {
     let context = try DrawingContext(surface: canvas)
     cairo_set_source_rgb(context.handle, 0, 0, 0)
     cairo_mask_surface(context.handle, mask.handle, Double(left), Double(top))
-    cairo_set_source_surface(context.handle, layer.handle, Double(left), Double(top))
-    cairo_paint(context.handle)
+    // Then the text itself, white (colour emoji keep their colours), clipped to the same
+    // rectangle. Drawn straight onto the canvas it gives the same pixels as a colour text layer
+    // painted over it, without that layer.
+    cairo_rectangle(context.handle, Double(left), Double(top), Double(width), Double(height))
+    cairo_clip(context.handle)
+    cairo_set_source_rgb(context.handle, 1, 1, 1)
+    draw(fitted, in: context, offsetX: 0, offsetY: 0)
     try context.check()
     canvas.flush()
     timings.draw += seconds(clock.now - start)
+  }
+
+  /// Draws the quote and author lines, in the context's source, shifted by minus the offsets.
+  private static func draw(_ fitted: FittedText, in context: DrawingContext, offsetX: Double, offsetY: Double) {
+    fitted.quote.draw(in: context, x: fitted.quoteOrigin.x - offsetX, y: fitted.quoteOrigin.y - offsetY)
+    fitted.author?.draw(in: context, x: fitted.authorOrigin.x - offsetX, y: fitted.authorOrigin.y - offsetY)
   }
 }
