@@ -20,15 +20,19 @@ import time
 SIZES = [(1200, 630), (1080, 1080), (1080, 1920), (2048, 1536), (1600, 900), (3000, 2000), (4096, 4096), (800, 800)]
 
 
-def tree_rss_kib(pid):
-    """Resident memory of a process and all its descendants, in KiB."""
+def tree_rss_kib(pid, field="VmRSS"):
+    """Resident memory of a process and all its descendants, in KiB: the sum of their resident
+    sets (VmRSS, which counts pages they share, such as the binary and the fonts, once for each
+    process), or with field="Pss" their proportional sets (a shared page split between sharers:
+    what the tree adds to the machine's memory)."""
     total = 0
     pending = [pid]
     while pending:
         current = pending.pop()
         try:
-            with open(f"/proc/{current}/status") as status:
-                match = re.search(r"^VmRSS:\s+(\d+)", status.read(), re.M)
+            source = f"/proc/{current}/status" if field == "VmRSS" else f"/proc/{current}/smaps_rollup"
+            with open(source) as status:
+                match = re.search(rf"^{field}:\s+(\d+)", status.read(), re.M)
                 total += int(match.group(1)) if match else 0
             # Children are listed under the thread that started them (workers: a supervisor thread).
             for task in os.listdir(f"/proc/{current}/task"):
@@ -66,11 +70,24 @@ def main():
     time.sleep(1.0)
 
     samples = []
+    peak_parts = []
+
+    def worker_pids():
+        pids = []
+        for task in os.listdir(f"/proc/{server.pid}/task"):
+            try:
+                with open(f"/proc/{server.pid}/task/{task}/children") as children:
+                    pids.extend(int(child) for child in children.read().split())
+            except FileNotFoundError:
+                pass
+        return pids
     stop = threading.Event()
 
     def sample():
         while not stop.is_set():
-            samples.append((time.time(), tree_rss_kib(server.pid)))
+            samples.append((time.time(), tree_rss_kib(server.pid), tree_rss_kib(server.pid, "Pss")))
+            if samples[-1][1] >= max(sample[1] for sample in samples):
+                peak_parts[:] = [tree_rss_kib(pid) for pid in [server.pid, *worker_pids()]]
             time.sleep(0.1)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -111,6 +128,10 @@ def main():
     elapsed = time.time() - started
     time.sleep(options.idle)
     final_rss = tree_rss_kib(server.pid)
+    metrics = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    metrics.request("GET", "/metrics")
+    retirements = re.search(r"^innerpeace_render_worker_retirements_total (\S+)", metrics.getresponse().read().decode(), re.M)
+    final_pss = tree_rss_kib(server.pid, "Pss")
     final_each = []
     for task in os.listdir(f"/proc/{server.pid}/task"):
         with open(f"/proc/{server.pid}/task/{task}/children") as children:
@@ -122,10 +143,15 @@ def main():
     server.terminate()
     server.wait(timeout=60)
 
-    peak = max(rss for _, rss in samples) if samples else 0
+    peak = max(rss for _, rss, _ in samples) if samples else 0
+    peak_pss = max(pss for _, _, pss in samples) if samples else 0
     print(f"requests: {sum(statuses.values())} in {elapsed:.1f} s, statuses {statuses}")
     print("final rss MiB, server then each worker: " + ", ".join(f"{kib / 1024:.0f}" for kib in final_each))
     print(f"rss MiB: start {start_rss / 1024:.0f}, peak {peak / 1024:.0f}, final (after {options.idle:.0f} s idle) {final_rss / 1024:.0f}")
+    print("at the peak, rss MiB of the server then each worker (approximate): " + ", ".join(
+        f"{kib / 1024:.0f}" for kib in ([peak_parts[0] - sum(peak_parts[1:])] + peak_parts[1:] if peak_parts else [])))
+    print(f"workers replaced for their memory: {retirements.group(1) if retirements else 'n/a'}")
+    print(f"pss MiB: peak {peak_pss / 1024:.0f}, final {final_pss / 1024:.0f}")
 
 
 if __name__ == "__main__":

@@ -13,13 +13,11 @@ enum MemoryPolicy {
   static let mmapThreshold: Int32 = 128 << 10
   /// The most malloc arenas (glibc's default is eight per core).
   static let maximumArenas: Int32 = 4
-  /// A render worker trims its heaps after a card of at least this many pixels (4 megapixels).
-  static let trimAfterPixels = 4_000_000
 
   static func apply() {
     _ = innerpeace_set_malloc_policy(mmapThreshold, maximumArenas)
   }
 
-  /// Returns the free memory of the heaps to the system; for after a large job.
+  /// Returns the free memory of the heaps to the system; a render worker calls it after each card.
   static func trim() { innerpeace_malloc_trim() }
 }

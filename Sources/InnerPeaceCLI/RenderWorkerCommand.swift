@@ -22,10 +22,11 @@ struct RenderWorkerCommand: ParsableCommand {
     let catalog = try RenderCommand.loadCatalog(catalog)
     let renderer = try CardRenderer(catalog: catalog, backgroundCacheBytes: max(0, backgroundCacheMegabytes) << 20)
     throw ExitCode(
-      RenderWorker.serve(renderer: renderer) { pixels in
-        // Large cards leave fragments in the heaps besides their big buffers (which the memory
-        // policy already unmaps): give those back too, at a cost of well under a millisecond.
-        if pixels >= MemoryPolicy.trimAfterPixels { MemoryPolicy.trim() }
+      RenderWorker.serve(renderer: renderer) { _ in
+        // Cards leave fragments in the heaps besides their big buffers (which the memory policy
+        // already unmaps): give those back too, at a cost of well under a millisecond, so that
+        // the memory reported at rest is what the worker really keeps.
+        MemoryPolicy.trim()
       })
   }
 }

@@ -45,8 +45,20 @@ struct ServeCommand: AsyncParsableCommand {
     help: "Memory for decoded, scaled photos in each render worker, in MiB (0: no cache).")
   var backgroundCacheMegabytes = ServeCommand.defaultBackgroundCacheMegabytes
 
-  /// Per worker: the scaled photos of every bundled picture at og and square, with room to spare.
-  static let defaultBackgroundCacheMegabytes = 64
+  /// Per worker: the scaled photos of every bundled picture at og.
+  static let defaultBackgroundCacheMegabytes = 32
+
+  @Option(
+    name: .customLong("worker-memory-mb"),
+    help:
+      "Memory a render worker may hold between renders, its background cache included, in MiB; past it the worker is replaced."
+  )
+  var workerMemoryMegabytes = 80
+
+  @Option(
+    name: .customLong("render-megapixels"),
+    help: "Megapixels of cards rendered at once; a card that would pass it waits its turn.")
+  var renderMegapixels = 20
 
   @Option(name: .customLong("time-zone"), help: "Time zone whose date picks /today.png (e.g. Europe/Paris).")
   var timeZone = "UTC"
@@ -91,6 +103,8 @@ struct ServeCommand: AsyncParsableCommand {
     configuration.queueDepth = queue
     configuration.cacheMegabytes = cacheMegabytes
     configuration.backgroundCacheMegabytes = backgroundCacheMegabytes
+    configuration.workerMemoryMegabytes = workerMemoryMegabytes
+    configuration.renderMegapixels = renderMegapixels
     configuration.idleTimeoutSeconds = idleTimeout
     configuration.renderTimeoutSeconds = renderTimeout
     if !inProcess { configuration.renderIsolation = .processes(workerLaunch(configuration)) }

@@ -25,7 +25,8 @@ public final class CardService<Renderer: CardRendering>: Sendable {
     pool = RenderPool(
       workers: configuration.concurrency, queueDepth: configuration.queueDepth,
       isolation: configuration.renderIsolation, renderTimeout: .seconds(configuration.renderTimeoutSeconds),
-      registry: metrics.registry, logger: logger)
+      workerRestingLimitBytes: configuration.workerMemoryMegabytes << 20,
+      pixelBudget: configuration.renderMegapixels * 1_000_000, registry: metrics.registry, logger: logger)
     cache = CardCache(capacityBytes: configuration.cacheMegabytes << 20)
     var hasher = StableHash()
     hasher.combine("innerpeace-card-v1")

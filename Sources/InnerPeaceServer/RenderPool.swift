@@ -21,6 +21,7 @@ final class RenderPool: Sendable {
 
   init(
     workers: Int, queueDepth: Int, isolation: RenderIsolation = .threads, renderTimeout: Duration = .seconds(30),
+    workerRestingLimitBytes: Int? = nil, pixelBudget: Int = .max,
     registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), logger: Logger = Logger(label: "innerpeace")
   ) {
     self.workers = workers
@@ -31,7 +32,8 @@ final class RenderPool: Sendable {
     case .threads: processes = nil
     case .processes(let launch):
       processes = WorkerPool(
-        count: workers, launch: launch, renderTimeout: renderTimeout, registry: registry, logger: logger)
+        count: workers, launch: launch, renderTimeout: renderTimeout, restingLimitBytes: workerRestingLimitBytes,
+        pixelBudget: pixelBudget, registry: registry, logger: logger)
     }
   }
 

@@ -16,7 +16,8 @@ public enum RenderWorker {
   /// First it arms the parent-death signal and ignores SIGINT and SIGTERM (the server drains,
   /// then stops its workers), and moves stdout aside so that nothing printed by a library can
   /// garble a frame (fd 1 then points at stderr, the server's log). Then it sends a ready frame,
-  /// and answers each request frame with a card frame or a failure frame.
+  /// and answers each request frame with a resting frame (its memory at rest, for the server's
+  /// `--worker-memory-mb`), then a card frame or a failure frame.
   ///
   /// - Parameter afterRender: called after each answer with the card's canvas size in pixels (0
   ///   after a failure), so the process can hand large freed buffers back to the system.
@@ -33,6 +34,9 @@ public enum RenderWorker {
       ready.int(Int(getpid()))
       try answers.sendFrame(.ready, header: ready.bytes)
       while let request = try nextRequest(input) {
+        var resting = WireWriter()
+        resting.int(restingBytes())
+        try answers.sendFrame(.resting, header: resting.bytes)
         RenderFaults.inject(for: request)
         switch Result(catching: { () throws(InnerPeaceError) in try renderer.render(request) }) {
         case .success(let card):
@@ -48,6 +52,16 @@ public enum RenderWorker {
       FileHandle.standardError.write(Data("innerpeace render-worker \(getpid()): \(error.description)\n".utf8))
       return 1
     }
+  }
+
+  /// The process's resident memory that is its own: resident pages less those shared with other
+  /// processes (the binary, the fonts), from `/proc/self/statm`; 0 where that is not available.
+  /// Read between renders, it is what the worker holds at rest: its caches and heap.
+  public static func restingBytes() -> Int {
+    guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+    let fields = statm.split(separator: " ").compactMap { Int($0) }
+    guard fields.count >= 3 else { return 0 }
+    return max(0, fields[1] - fields[2]) * Int(sysconf(Int32(_SC_PAGESIZE)))
   }
 
   /// The next request, or `nil` when the server has closed our stdin.

@@ -26,7 +26,14 @@ public struct ServerConfiguration: Sendable {
   public var renderTimeoutSeconds: Int = 30
   /// Memory for decoded, scaled photos in MiB, per renderer: each worker process keeps its own.
   /// `serve` passes it to the workers it starts.
-  public var backgroundCacheMegabytes: Int = 64
+  public var backgroundCacheMegabytes: Int = 32
+  /// The memory a render worker process may hold at rest (its caches and heap between renders),
+  /// in MiB; a worker found holding more after a render is replaced. Its background cache
+  /// counts, so this must leave room beyond `backgroundCacheMegabytes`.
+  public var workerMemoryMegabytes: Int = 80
+  /// Megapixels of cards that may render at once across the workers; a card that would pass it
+  /// waits its turn (one card always renders, however large). Bounds the renders' working memory.
+  public var renderMegapixels: Int = 20
   /// Seconds from the first byte of a request head to its last; a slower head closes the connection.
   public var headerTimeoutSeconds: Double = 10
   /// Seconds from a request head to the end of its body; a slower body closes the connection.
@@ -57,6 +64,18 @@ public struct ServerConfiguration: Sendable {
     guard (0...65_536).contains(backgroundCacheMegabytes) else {
       throw .init("--background-cache-mb \(backgroundCacheMegabytes) must be 0 to 65536")
     }
+    guard (1...65_536).contains(workerMemoryMegabytes) else {
+      throw .init("--worker-memory-mb \(workerMemoryMegabytes) must be 1 to 65536")
+    }
+    guard renderIsolation.isThreads || workerMemoryMegabytes >= backgroundCacheMegabytes + Self.workerBaseMegabytes
+    else {
+      throw .init(
+        "--worker-memory-mb \(workerMemoryMegabytes) must be at least --background-cache-mb"
+          + " (\(backgroundCacheMegabytes)) plus \(Self.workerBaseMegabytes) for the worker itself")
+    }
+    guard (1...1_000).contains(renderMegapixels) else {
+      throw .init("--render-megapixels \(renderMegapixels) must be 1 to 1000")
+    }
     for (flag, seconds) in [
       ("--header-timeout", headerTimeoutSeconds), ("--body-timeout", bodyTimeoutSeconds),
       ("--write-timeout", writeTimeoutSeconds), ("--drain-timeout", drainTimeoutSeconds),
@@ -66,6 +85,19 @@ public struct ServerConfiguration: Sendable {
     guard (1...100_000).contains(maxConnections) else {
       throw .init("--max-connections \(maxConnections) must be 1 to 100000")
     }
+  }
+}
+
+extension ServerConfiguration {
+  /// What a render worker holds at rest besides its background cache, with room to grow: its
+  /// heap, fonts and glyph caches (about 16 MiB after start-up).
+  public static let workerBaseMegabytes = 32
+}
+
+extension RenderIsolation {
+  var isThreads: Bool {
+    if case .threads = self { return true }
+    return false
   }
 }
 

@@ -12,6 +12,12 @@ import Prometheus
 /// start-up failure: those back off (0.25 s, doubling, up to 30 s) and while no worker is running
 /// renders are answered 503.
 ///
+/// Memory: a worker that reports holding more than `restingLimitBytes` at rest (its caches and
+/// heap, before a render) is retired after that render and replaced, so caches that grow with
+/// every new font size (Cairo's and pixman's glyph images) cannot grow without bound. And the
+/// cards rendering at once may total at most `pixelBudget` pixels (a larger card renders alone),
+/// taken in arrival order, so the working sets of several large cards never add up.
+///
 /// Workers are started only by the supervisor thread, which lives as long as the pool: a worker
 /// arms PR_SET_PDEATHSIG, which fires when the thread that spawned it ends, so workers die with
 /// the server even if it is killed.
@@ -26,10 +32,13 @@ final class WorkerPool: @unchecked Sendable {
 
   let launch: WorkerLaunch
   let renderTimeout: Duration
+  let restingLimitBytes: Int?
+  let pixelBudget: Int
   let startTimeout: Duration
   private let logger: Logger
   private let workersGauge: Gauge
   private let failuresCounter: Counter
+  private let retirementsCounter: Counter
 
   // Everything below is guarded by `condition`.
   private let condition = NSCondition()
@@ -40,13 +49,22 @@ final class WorkerPool: @unchecked Sendable {
   private var firstStartFailure: WorkerFailure?
   private var stopping = false
   private var stopped = false
+  /// Pixels of the cards being rendered now.
+  private var pixelsInFlight = 0
+  /// Tickets of the renders waiting for a worker, in arrival order.
+  private var line: [Int] = []
+  private var nextTicket = 0
+  /// Workers retired for their memory, for the supervisor to stop.
+  private var retired: [WorkerProcess] = []
 
   init(
     count: Int, launch: WorkerLaunch, renderTimeout: Duration, startTimeout: Duration = .seconds(30),
-    registry: PrometheusCollectorRegistry, logger: Logger
+    restingLimitBytes: Int? = nil, pixelBudget: Int = .max, registry: PrometheusCollectorRegistry, logger: Logger
   ) {
     self.launch = launch
     self.renderTimeout = renderTimeout
+    self.restingLimitBytes = restingLimitBytes
+    self.pixelBudget = pixelBudget
     self.startTimeout = startTimeout
     self.logger = logger
     slots = Array(repeating: .empty, count: count)
@@ -55,6 +73,9 @@ final class WorkerPool: @unchecked Sendable {
     failuresCounter = registry.makeCounter(
       name: "innerpeace_render_worker_failures_total",
       help: "Render worker processes that died, hung or failed to start (each is replaced).")
+    retirementsCounter = registry.makeCounter(
+      name: "innerpeace_render_worker_retirements_total",
+      help: "Render worker processes replaced because they held more memory at rest than --worker-memory-mb.")
     let supervisor = Thread { [self] in supervise() }
     supervisor.name = "innerpeace-worker-supervisor"
     supervisor.start()
@@ -89,17 +110,24 @@ final class WorkerPool: @unchecked Sendable {
   func render(_ request: CardRequest) -> RenderOutcome {
     // A worker found dead before it got the request (killed while idle): the request is safe to
     // send once more, to another worker.
+    let pixels = request.preset.geometry.canvas.width * request.preset.geometry.canvas.height
     for attempt in 1...2 {
-      guard let (index, worker) = take() else { return .unavailable(retryAfterSeconds: retryAfterSeconds()) }
+      guard let (index, worker) = take(pixels: pixels) else {
+        return .unavailable(retryAfterSeconds: retryAfterSeconds())
+      }
       do throws(WorkerFailure) {
         let result = try worker.render(request, deadline: .now + renderTimeout)
-        giveBack(index, worker)
+        if let restingLimitBytes, worker.restingBytes > restingLimitBytes {
+          retire(index, worker, pixels: pixels)
+        } else {
+          giveBack(index, worker, pixels: pixels)
+        }
         switch result {
         case .success(let card): return .card(card)
         case .failure(let error): return .failed(error)
         }
       } catch {
-        giveBack(index, nil)
+        giveBack(index, nil, pixels: pixels)
         if error.requestUnsent && attempt == 1 {
           logger.warning("render worker lost before a request", metadata: ["reason": .string(error.description)])
           continue
@@ -132,17 +160,28 @@ final class WorkerPool: @unchecked Sendable {
 
   // MARK: Slots
 
-  /// An idle worker, marked busy; or `nil` when none can be had: the pool is stopping, no worker
-  /// is running while start-ups fail, or none became idle within the start-up timeout.
-  private func take() -> (Int, WorkerProcess)? {
+  /// An idle worker, marked busy, once this render's turn has come and its pixels fit the budget;
+  /// or `nil` when none can be had: the pool is stopping, no worker is running while start-ups
+  /// fail, or none could be had within the start-up timeout.
+  private func take(pixels: Int) -> (Int, WorkerProcess)? {
     condition.lock()
     defer { condition.unlock() }
     let deadline = Date() + Double(startTimeout.components.seconds)
+    let ticket = nextTicket
+    nextTicket += 1
+    line.append(ticket)
+    defer {
+      line.removeAll { $0 == ticket }
+      condition.broadcast()
+    }
     while !stopping {
-      for (index, slot) in slots.enumerated() {
-        if case .idle(let worker) = slot {
-          slots[index] = .busy
-          return (index, worker)
+      if line.first == ticket && (pixelsInFlight == 0 || pixelsInFlight + pixels <= pixelBudget) {
+        for (index, slot) in slots.enumerated() {
+          if case .idle(let worker) = slot {
+            slots[index] = .busy
+            pixelsInFlight += pixels
+            return (index, worker)
+          }
         }
       }
       if startFailures > 0 && running == 0 { return nil }
@@ -151,16 +190,35 @@ final class WorkerPool: @unchecked Sendable {
     return nil
   }
 
-  /// Returns a slot: with its worker, or empty for the supervisor to fill.
-  private func giveBack(_ index: Int, _ worker: WorkerProcess?) {
+  /// Returns a slot: with its worker, or empty for the supervisor to fill (the worker failed).
+  private func giveBack(_ index: Int, _ worker: WorkerProcess?, pixels: Int) {
     condition.lock()
     defer { condition.unlock() }
+    pixelsInFlight -= pixels
     if let worker {
       slots[index] = .idle(worker)
     } else {
       slots[index] = .empty
       failuresCounter.increment()
     }
+    workersGauge.set(Double(running))
+    condition.broadcast()
+  }
+
+  /// Empties a slot whose worker holds too much memory at rest: the supervisor stops the worker
+  /// and starts another in its place.
+  private func retire(_ index: Int, _ worker: WorkerProcess, pixels: Int) {
+    condition.lock()
+    defer { condition.unlock() }
+    pixelsInFlight -= pixels
+    slots[index] = .empty
+    retired.append(worker)
+    retirementsCounter.increment()
+    logger.info(
+      "render worker replaced: it held more memory at rest than --worker-memory-mb",
+      metadata: [
+        "pid": .stringConvertible(worker.pid), "resting_mib": .stringConvertible(worker.restingBytes >> 20),
+      ])
     workersGauge.set(Double(running))
     condition.broadcast()
   }
@@ -177,6 +235,13 @@ final class WorkerPool: @unchecked Sendable {
   private func supervise() {
     condition.lock()
     while !stopping {
+      if let worker = retired.popLast() {
+        condition.unlock()
+        let ending = worker.stop(grace: 2000)
+        logger.debug("render worker retired", metadata: ["pid": .stringConvertible(worker.pid), "ending": "\(ending)"])
+        condition.lock()
+        continue
+      }
       guard let index = slots.firstIndex(where: { if case .empty = $0 { true } else { false } }) else {
         condition.wait()
         continue
@@ -219,7 +284,8 @@ final class WorkerPool: @unchecked Sendable {
     }
     // Stopping: wait for renders in flight (each bounded by the render timeout), then stop all.
     while slots.contains(where: { if case .busy = $0 { true } else { false } }) { condition.wait() }
-    var workers: [WorkerProcess] = []
+    var workers = retired
+    retired = []
     for (index, slot) in slots.enumerated() {
       if case .idle(let worker) = slot { workers.append(worker) }
       slots[index] = .empty

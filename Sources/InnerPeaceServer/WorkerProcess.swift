@@ -39,6 +39,9 @@ final class WorkerProcess: @unchecked Sendable {
   let pid: pid_t
   private let channel: FrameChannel
   private var reaped = false
+  /// The memory the worker reported holding at rest before its latest render, in bytes (0 until
+  /// it has reported). Read and written only by the thread that has the worker.
+  private(set) var restingBytes = 0
 
   /// The environment variable that tells a worker its parent's pid, to check it at start-up.
   static let parentVariable = "INNERPEACE_WORKER_PARENT"
@@ -96,7 +99,17 @@ final class WorkerProcess: @unchecked Sendable {
       throw WorkerFailure(description: end(after: error), requestUnsent: true)
     }
     do throws(FrameChannel.Failure) {
-      let frame = try channel.receiveFrame(deadline: deadline)
+      var frame = try channel.receiveFrame(deadline: deadline)
+      if frame.kind == .resting {
+        var reader = WireReader(frame.header)
+        do throws(WireError) {
+          restingBytes = try reader.int()
+          try reader.expectEnd()
+        } catch {
+          throw FrameChannel.Failure.malformed(error)
+        }
+        frame = try channel.receiveFrame(deadline: deadline)
+      }
       switch frame.kind {
       case .card:
         do throws(WireError) {
@@ -108,7 +121,7 @@ final class WorkerProcess: @unchecked Sendable {
         do throws(WireError) { return .failure(try WorkerWire.decodeError(frame.header)) } catch {
           throw FrameChannel.Failure.malformed(error)
         }
-      case .request, .ready:
+      case .request, .ready, .resting:
         throw FrameChannel.Failure.malformed(WireError("unexpected \(frame.kind) frame"))
       }
     } catch {

@@ -5,7 +5,7 @@ import InnerPeace
 /// Every message is one frame: the magic `IPW` and a version byte (1), a kind byte, the header
 /// length and the body length (both UInt32, little-endian), the header, then the body. Headers
 /// are a small binary encoding of ``CardRequest``, ``RenderedCard``'s facts or an
-/// ``InnerPeaceError``; only a card has a body, its encoded image bytes, sent as they are.
+/// ``InnerPeaceError`` (and one integer in a `resting` frame); only a card has a body, its encoded image bytes, sent as they are.
 enum WorkerWire {
   static let magic: [UInt8] = [0x49, 0x50, 0x57, 1]
   /// Magic, kind, header length, body length.
@@ -24,6 +24,9 @@ enum WorkerWire {
     case card = 3
     /// Worker to server: the render failed with an ``InnerPeaceError``.
     case failure = 4
+    /// Worker to server, before each answer: the memory it held at rest before the render (see
+    /// ``RenderWorker/restingBytes()``), one integer.
+    case resting = 5
   }
 
   /// The 13 bytes before a header.
