@@ -38,7 +38,7 @@ struct ServeCommand: AsyncParsableCommand {
   var queue = 2 * ProcessInfo.processInfo.activeProcessorCount
 
   @Option(name: .customLong("cache-mb"), help: "Memory for rendered cards, in MiB (0: no cache).")
-  var cacheMegabytes = 64
+  var cacheMegabytes = 32
 
   @Option(
     name: .customLong("background-cache-mb"),
@@ -53,7 +53,7 @@ struct ServeCommand: AsyncParsableCommand {
     help:
       "Memory a render worker may hold between renders, its background cache included, in MiB; past it the worker is replaced."
   )
-  var workerMemoryMegabytes = 80
+  var workerMemoryMegabytes = 72
 
   @Option(
     name: .customLong("render-megapixels"),

@@ -11,7 +11,7 @@ public struct ServerConfiguration: Sendable {
   /// Renders that may wait for a worker before new ones get 503.
   public var queueDepth: Int = 2 * ProcessInfo.processInfo.activeProcessorCount
   /// Memory for rendered cards, in MiB (0 turns the cache off).
-  public var cacheMegabytes: Int = 64
+  public var cacheMegabytes: Int = 32
   /// The time zone whose date decides `/today.png`.
   public var timeZone: TimeZone = TimeZone(identifier: "UTC")!
   /// Close a connection that has been idle this long, in seconds.
@@ -30,7 +30,7 @@ public struct ServerConfiguration: Sendable {
   /// The memory a render worker process may hold at rest (its caches and heap between renders),
   /// in MiB; a worker found holding more after a render is replaced. Its background cache
   /// counts, so this must leave room beyond `backgroundCacheMegabytes`.
-  public var workerMemoryMegabytes: Int = 80
+  public var workerMemoryMegabytes: Int = 72
   /// Megapixels of cards that may render at once across the workers; a card that would pass it
   /// waits its turn (one card always renders, however large). Bounds the renders' working memory.
   public var renderMegapixels: Int = 20
