@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Decoded, scaled backgrounds, kept per picture and canvas size, least recently used first out,
 /// bounded by bytes. Owned by a ``CardRenderer``; safe to share between threads.
 final class BackgroundCache: Sendable {
@@ -16,7 +14,7 @@ final class BackgroundCache: Sendable {
   }
 
   let capacityBytes: Int
-  private let state = Mutex(State())
+  private let state = Locked(State())
 
   init(capacityBytes: Int) { self.capacityBytes = capacityBytes }
 
