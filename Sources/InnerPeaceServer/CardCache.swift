@@ -1,4 +1,4 @@
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// Rendered cards in memory, least recently used out first, bounded by bytes; and the renders in
 /// flight, so identical requests that arrive together render once.
@@ -16,16 +16,16 @@ final class CardCache: Sendable {
   }
 
   let capacityBytes: Int
-  private let state = Mutex(State())
+  private let state = NIOLockedValueBox(State())
 
   init(capacityBytes: Int) { self.capacityBytes = capacityBytes }
 
-  var byteCount: Int { state.withLock { $0.bytes } }
+  var byteCount: Int { state.withLockedValue { $0.bytes } }
 
   func store(_ card: ServedCard, for key: String) {
     let size = card.byteCount + key.utf8.count
     guard size <= capacityBytes else { return }
-    state.withLock { state in
+    state.withLockedValue { state in
       state.clock += 1
       if let old = state.entries.updateValue(Entry(card: card, lastUse: state.clock), forKey: key) {
         state.bytes -= old.card.byteCount + key.utf8.count
@@ -47,7 +47,7 @@ final class CardCache: Sendable {
     for key: String, render: @escaping @Sendable () async throws -> ServedCard
   ) async throws -> (ServedCard, Source) {
     enum Plan { case cached(ServedCard), join(Task<ServedCard, any Error>), lead(Task<ServedCard, any Error>) }
-    let plan = state.withLock { state -> Plan in
+    let plan = state.withLockedValue { state -> Plan in
       if var entry = state.entries[key] {
         state.clock += 1
         entry.lastUse = state.clock
@@ -68,10 +68,10 @@ final class CardCache: Sendable {
       do {
         let card = try await task.value
         if capacityBytes > 0 { store(card, for: key) }
-        _ = state.withLock { $0.inFlight.removeValue(forKey: key) }
+        _ = state.withLockedValue { $0.inFlight.removeValue(forKey: key) }
         return (card, .render)
       } catch {
-        _ = state.withLock { $0.inFlight.removeValue(forKey: key) }
+        _ = state.withLockedValue { $0.inFlight.removeValue(forKey: key) }
         throw error
       }
     }

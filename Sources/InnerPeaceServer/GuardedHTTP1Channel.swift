@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdCore
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOHTTPTypes
@@ -88,11 +89,11 @@ struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
 /// last byte of the response is in the socket.
 final class RequestRecord: Sendable {
   @TaskLocal static var current: RequestRecord?
-  private let state = Mutex<String?>(nil)
+  private let state = NIOLockedValueBox<String?>(nil)
   /// The route that answered, once the router has matched one.
   var route: String? {
-    get { state.withLock { $0 } }
-    set { state.withLock { $0 = newValue } }
+    get { state.withLockedValue { $0 } }
+    set { state.withLockedValue { $0 = newValue } }
   }
 }
 

@@ -1,8 +1,8 @@
 import InnerPeace
 import Logging
+import NIOConcurrencyHelpers
 import NIOPosix
 import Prometheus
-import Synchronization
 
 /// Runs renders off the event loop on a fixed number of threads, behind an admission limit.
 ///
@@ -17,7 +17,7 @@ final class RenderPool: Sendable {
   let queueDepth: Int
   private let threads: NIOThreadPool
   private let processes: WorkerPool?
-  private let admitted = Mutex(0)
+  private let admitted = NIOLockedValueBox(0)
 
   init(
     workers: Int, queueDepth: Int, isolation: RenderIsolation = .threads, renderTimeout: Duration = .seconds(30),
@@ -59,11 +59,11 @@ final class RenderPool: Sendable {
   }
 
   /// Renders admitted and not yet finished (running or waiting for a thread).
-  var load: Int { admitted.withLock { $0 } }
+  var load: Int { admitted.withLockedValue { $0 } }
 
   /// A slot for one render, or `nil` when the pool and its queue are full.
   func admit() -> Admission? {
-    let granted = admitted.withLock { count -> Bool in
+    let granted = admitted.withLockedValue { count -> Bool in
       guard count < workers + queueDepth else { return false }
       count += 1
       return true
@@ -71,7 +71,7 @@ final class RenderPool: Sendable {
     return granted ? Admission(pool: self) : nil
   }
 
-  fileprivate func release() { admitted.withLock { $0 -= 1 } }
+  fileprivate func release() { admitted.withLockedValue { $0 -= 1 } }
 
   func shutdown() async throws {
     await processes?.shutdown()
@@ -81,12 +81,12 @@ final class RenderPool: Sendable {
   /// One admitted render; release it exactly once when the render is over.
   final class Admission: Sendable {
     private let pool: RenderPool
-    private let released = Mutex(false)
+    private let released = NIOLockedValueBox(false)
 
     fileprivate init(pool: RenderPool) { self.pool = pool }
 
     func release() {
-      let first = released.withLock { done -> Bool in
+      let first = released.withLockedValue { done -> Bool in
         defer { done = true }
         return !done
       }

@@ -5,8 +5,8 @@ import HummingbirdTesting
 import InnerPeace
 import InnerPeaceServer
 import Logging
+import NIOConcurrencyHelpers
 import ServiceLifecycle
-import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -402,9 +402,9 @@ final class LiveServer: Sendable {
 
 /// Log lines, as `key=value` text, for tests to read.
 final class LogStore: Sendable {
-  private let store = Mutex<[String]>([])
-  var lines: [String] { store.withLock { $0 } }
-  func append(_ line: String) { store.withLock { $0.append(line) } }
+  private let store = NIOLockedValueBox<[String]>([])
+  var lines: [String] { store.withLockedValue { $0 } }
+  func append(_ line: String) { store.withLockedValue { $0.append(line) } }
 
   /// The first line matching, waiting up to `timeout` for it.
   func waitForLine(timeout: Duration = .seconds(20), _ matches: (String) -> Bool) async -> String? {

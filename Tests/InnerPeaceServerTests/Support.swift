@@ -5,7 +5,7 @@ import HummingbirdTesting
 import InnerPeace
 import InnerPeaceServer
 import Logging
-import Synchronization
+import NIOConcurrencyHelpers
 import Testing
 
 // Shared helpers for the server tests: one real renderer for the whole process (its decoded
@@ -311,11 +311,11 @@ func metrics(_ client: any TestClientProtocol) async throws -> String {
 /// Throws a render failure with private details on its first call only; then renders for real.
 final class FailOnceRenderer: CardRendering {
   let base: CardRenderer
-  private let failed = Mutex(false)
+  private let failed = NIOLockedValueBox(false)
   init(base: CardRenderer) { self.base = base }
   var catalog: Catalog { base.catalog }
   func render(_ request: CardRequest) throws(InnerPeaceError) -> RenderedCard {
-    let first = failed.withLock { failed in
+    let first = failed.withLockedValue { failed in
       defer { failed = true }
       return !failed
     }
@@ -328,15 +328,15 @@ final class FailOnceRenderer: CardRendering {
 final class CountingRenderer: CardRendering {
   let base: CardRenderer
   let delay: Double
-  private let counter = Mutex(0)
+  private let counter = NIOLockedValueBox(0)
   init(base: CardRenderer, delay: Double = 0) {
     self.base = base
     self.delay = delay
   }
   var catalog: Catalog { base.catalog }
-  var calls: Int { counter.withLock { $0 } }
+  var calls: Int { counter.withLockedValue { $0 } }
   func render(_ request: CardRequest) throws(InnerPeaceError) -> RenderedCard {
-    counter.withLock { $0 += 1 }
+    counter.withLockedValue { $0 += 1 }
     if delay > 0 { Thread.sleep(forTimeInterval: delay) }
     return try base.render(request)
   }
@@ -366,15 +366,15 @@ final class EmptyBytesRenderer: CardRendering {
 /// the pixels do not matter and real renders would only cost time.
 final class CannedRenderer: CardRendering {
   let base: CardRenderer
-  private let canned = Mutex<RenderedCard?>(nil)
+  private let canned = NIOLockedValueBox<RenderedCard?>(nil)
   init(base: CardRenderer) { self.base = base }
   var catalog: Catalog { base.catalog }
   func render(_ request: CardRequest) throws(InnerPeaceError) -> RenderedCard {
-    if let card = canned.withLock({ $0 }) { return card }
+    if let card = canned.withLockedValue({ $0 }) { return card }
     let card = try base.render(
       CardRequest(preset: .custom(try CanvasSize(width: 200, height: 200)), quote: .index(0), picture: .random, seed: 1)
     )
-    canned.withLock { $0 = card }
+    canned.withLockedValue { $0 = card }
     return card
   }
 }

@@ -1,6 +1,6 @@
 import Foundation
 import InnerPeace
-import Synchronization
+import NIOConcurrencyHelpers
 import Testing
 
 @testable import InnerPeaceServer
@@ -88,12 +88,12 @@ import Testing
     // reader's deadline has passed, and then block in `send` for ever). If reading fails, the
     // reader's end is shut down, so the writer's `send` fails instead of blocking.
     let writerDone = DispatchSemaphore(value: 0)
-    let sendFailure = Mutex<String?>(nil)
+    let sendFailure = NIOLockedValueBox<String?>(nil)
     let thread = Thread {
       do throws(FrameChannel.Failure) {
         try writer.sendFrame(.card, header: header, body: body)
       } catch {
-        sendFailure.withLock { $0 = error.description }
+        sendFailure.withLockedValue { $0 = error.description }
       }
       writerDone.signal()
     }
@@ -104,7 +104,7 @@ import Testing
     if case .failure = received { shutdown(pair[1], Int32(SHUT_RDWR)) }
     writerDone.wait()
     let frame = try received.get()
-    #expect(sendFailure.withLock { $0 } == nil)
+    #expect(sendFailure.withLockedValue { $0 } == nil)
     #expect(frame.kind == .card)
     #expect(frame.header == header)
     #expect(frame.body == body)

@@ -1,6 +1,5 @@
 import Foundation
 import InnerPeace
-import Synchronization
 import Testing
 
 @Suite("Rendering")
@@ -233,12 +232,12 @@ struct RenderTests {
   @Test func bundledFontWinsOnEveryThread() {
     let path = renderer.bundledFontPath
     let renderer = self.renderer
-    let firsts = Mutex<[String?]>([])
+    let firsts = ResultBox<[String?]>()
     DispatchQueue.concurrentPerform(iterations: 6) { _ in
       let first = renderer.fontFiles(for: "Serenity").first
-      firsts.withLock { $0.append(first) }
+      firsts.lock.withLock { firsts.value = (firsts.value ?? []) + [first] }
     }
-    let all = firsts.withLock { $0 }
+    let all = firsts.lock.withLock { firsts.value ?? [] }
     #expect(all.count == 6)
     #expect(all.allSatisfy { $0 == path }, "\(all)")
   }

@@ -1,6 +1,5 @@
 internal import CInnerPeace
 import Foundation
-import Synchronization
 
 /// The bundled fonts, registered with fontconfig before any Pango call, and made the ones Pango
 /// really uses.
@@ -16,7 +15,7 @@ enum FontSetup {
   static let fileName = "EBGaramond12-Italic.otf"
 
   /// Folders already added to fontconfig.
-  private static let registeredFolders = Mutex<Set<String>>([])
+  private static let registeredFolders = Locked<Set<String>>([])
 
   /// Registers a fonts folder (once per process and folder) and returns the bundled font's path.
   /// - Throws: ``InnerPeaceError/fontsUnavailable(reason:)`` when the folder or file is missing, or

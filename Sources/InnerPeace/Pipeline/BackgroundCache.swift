@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Decoded, scaled backgrounds, kept per picture and canvas size, least recently used first out,
 /// bounded by bytes. A background larger than half the capacity is not kept, so one large card
 /// cannot empty the cache of the sizes in everyday use. Owned by a ``CardRenderer``; safe to share between threads.
@@ -17,7 +15,7 @@ final class BackgroundCache: Sendable {
   }
 
   let capacityBytes: Int
-  private let state = Mutex(State())
+  private let state = Locked(State())
 
   init(capacityBytes: Int) { self.capacityBytes = capacityBytes }
 
