@@ -502,4 +502,23 @@ struct RenderTests {
     }
     #expect(renderer.cachedBackgroundCount == 2)
   }
+
+  /// A background larger than half the cache is drawn but not kept, so one large card cannot
+  /// empty the cache of everyday sizes; the card it makes is the same as with a cache.
+  @Test func largeBackgroundIsNotKept() throws {
+    // 300 x 200 x 4 = 240,000 bytes; 400 x 300 x 4 = 480,000, over half of 600,000.
+    let renderer = try CardRenderer(catalog: Fixtures.catalog, backgroundCacheBytes: 600_000)
+    let small = CardRequest(
+      preset: .custom(try CanvasSize(width: 300, height: 200)), picture: .named("garden.jpg"), seed: 1)
+    let large = CardRequest(
+      preset: .custom(try CanvasSize(width: 400, height: 300)), picture: .named("garden.jpg"), seed: 1)
+    _ = try renderer.render(small)
+    let first = try renderer.render(large)
+    let second = try renderer.render(large)
+    #expect(renderer.cachedBackgroundCount == 1, "only the small background is kept")
+    #expect(second.timings.decode > 0, "the large background was decoded again")
+    #expect(first.bytes == second.bytes)
+    let uncached = try CardRenderer(catalog: Fixtures.catalog, backgroundCacheBytes: 0)
+    #expect(try uncached.render(large).bytes == first.bytes)
+  }
 }
