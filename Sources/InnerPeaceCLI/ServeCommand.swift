@@ -13,7 +13,9 @@ struct ServeCommand: AsyncParsableCommand {
       Renders run in --concurrency worker processes behind a queue of --queue; past that the server
       answers 503 with Retry-After. A render that crashes or exceeds --render-timeout costs its own
       request a 500; its worker is replaced. Rendered cards are kept in --cache-mb of memory, and
-      each worker keeps --background-cache-mb of scaled photos. Every phase of a connection has a
+      each worker keeps --background-cache-mb of scaled photos; a worker holding more than
+      --worker-memory-mb between cards is replaced, and the cards rendering at once total at most
+      --render-megapixels. Every phase of a connection has a
       limit (--header-timeout, --body-timeout, --write-timeout, --idle-timeout,
       --max-connections). SIGTERM or SIGINT stops accepting, answers what was accepted with
       Connection: close, waits up to --drain-timeout for the responses to reach their clients and
