@@ -443,24 +443,7 @@ final class TestSocket: @unchecked Sendable {
   /// Connects to 127.0.0.1:`port`; `receiveBuffer` makes the kernel's receive buffer small, so
   /// that a slow reader is slow on the wire too.
   init(port: Int, receiveBuffer: Int32? = nil) throws {
-    descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard descriptor >= 0 else { throw RawHTTPError(description: "socket() failed") }
-    if var size = receiveBuffer {
-      setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-    }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = in_port_t(UInt16(port).bigEndian)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let connected = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-      }
-    }
-    guard connected == 0 else {
-      close(descriptor)
-      throw RawHTTPError(description: "connect to 127.0.0.1:\(port) failed: errno \(errno)")
-    }
+    descriptor = try loopbackSocket(port: port, receiveBuffer: receiveBuffer)
   }
 
   deinit { close(descriptor) }

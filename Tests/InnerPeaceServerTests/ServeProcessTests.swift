@@ -147,8 +147,12 @@ final class ServerProcess: @unchecked Sendable {
     throw Missing()
   }
 
-  /// Starts the binary; unless told not to, waits (up to 20 s) for its "listening on" line.
-  static func start(arguments: [String], waitForListening: Bool = true) async throws -> ServerProcess {
+  /// Starts the binary, with `environment` added to this process's own; unless told not to,
+  /// waits (up to `listenTimeout`) for its "listening on" line.
+  static func start(
+    arguments: [String], environment extra: [String: String] = [:], waitForListening: Bool = true,
+    listenTimeout: Duration = .seconds(20)
+  ) async throws -> ServerProcess {
     let stderrURL = FileManager.default.temporaryDirectory
       .appendingPathComponent("innerpeace-serve-stderr-\(UUID().uuidString).txt")
     FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
@@ -162,11 +166,12 @@ final class ServerProcess: @unchecked Sendable {
     process.standardInput = FileHandle.nullDevice
     var environment = ProcessInfo.processInfo.environment
     environment["LOG_LEVEL"] = "warning"
+    for (name, value) in extra { environment[name] = value }
     process.environment = environment
     try process.run()
     let server = ServerProcess(process: process, stderrURL: stderrURL)
     guard waitForListening else { return server }
-    let deadline = ContinuousClock.now + .seconds(20)
+    let deadline = ContinuousClock.now + listenTimeout
     while ContinuousClock.now < deadline, process.isRunning {
       if let match = server.stderr.firstMatch(of: #/listening on http://127\.0\.0\.1:(\d+)/#) {
         server.port = Int(match.1)
@@ -223,27 +228,38 @@ struct RawHTTPError: Error, CustomStringConvertible {
   let description: String
 }
 
+/// A TCP socket connected to 127.0.0.1:`port`. `receiveBuffer` makes the kernel's receive buffer
+/// small (set before connecting, so the window is small too), for a reader slow on the wire.
+func loopbackSocket(port: Int, receiveBuffer: Int32? = nil) throws -> Int32 {
+  let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+  guard descriptor >= 0 else { throw RawHTTPError(description: "socket() failed") }
+  if var size = receiveBuffer {
+    setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+  }
+  var address = sockaddr_in()
+  address.sin_family = sa_family_t(AF_INET)
+  address.sin_port = in_port_t(UInt16(port).bigEndian)
+  address.sin_addr.s_addr = inet_addr("127.0.0.1")
+  let connected = withUnsafePointer(to: &address) {
+    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+      connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+    }
+  }
+  guard connected == 0 else {
+    let number = errno
+    close(descriptor)
+    throw RawHTTPError(description: "connect to 127.0.0.1:\(port) failed: errno \(number)")
+  }
+  return descriptor
+}
+
 /// One request on one connection (`Connection: close`), sent at once; the response read later.
 final class RawHTTPConnection: Sendable {
   let descriptor: Int32
 
   /// Connects to 127.0.0.1:`port` and sends `requestLine` with Host and Connection: close.
   init(port: Int, request requestLine: String) throws {
-    descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard descriptor >= 0 else { throw RawHTTPError(description: "socket() failed") }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = in_port_t(UInt16(port).bigEndian)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let connected = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-      }
-    }
-    guard connected == 0 else {
-      close(descriptor)
-      throw RawHTTPError(description: "connect to 127.0.0.1:\(port) failed: errno \(errno)")
-    }
+    descriptor = try loopbackSocket(port: port)
     let request = Array("\(requestLine)\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n".utf8)
     var sent = 0
     while sent < request.count {

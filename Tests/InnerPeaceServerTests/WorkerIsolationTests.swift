@@ -315,47 +315,22 @@ import Testing
 
 // MARK: The server process and its workers
 
-/// `innerpeace serve --port 0` with extra environment variables, stderr captured in a file.
-final class WorkerServer: @unchecked Sendable {
-  let process: Process
-  let stderrURL: URL
-  private(set) var port: Int?
+/// `innerpeace serve --port 0` (a ``ServerProcess``) with extra environment variables, and what
+/// the tests need to see of its worker processes.
+final class WorkerServer: Sendable {
+  let server: ServerProcess
 
-  private init(process: Process, stderrURL: URL) {
-    self.process = process
-    self.stderrURL = stderrURL
-  }
+  private init(server: ServerProcess) { self.server = server }
 
-  var stderr: String { (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? "" }
-  var pid: pid_t { process.processIdentifier }
+  var port: Int? { server.port }
+  var stderr: String { server.stderr }
+  var pid: pid_t { server.process.processIdentifier }
 
   static func start(arguments: [String], environment extra: [String: String]) async throws -> WorkerServer {
-    let stderrURL = FileManager.default.temporaryDirectory
-      .appendingPathComponent("innerpeace-workers-stderr-\(UUID().uuidString).txt")
-    FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
-    let process = Process()
-    process.executableURL = try ServerProcess.binary()
-    process.arguments = ["serve", "--port", "0", "--host", "127.0.0.1", "--cache-mb", "0"] + arguments
-    let stderrHandle = try FileHandle(forWritingTo: stderrURL)
-    defer { try? stderrHandle.close() }
-    process.standardError = stderrHandle
-    process.standardOutput = FileHandle.nullDevice
-    process.standardInput = FileHandle.nullDevice
-    var environment = ProcessInfo.processInfo.environment
-    environment["LOG_LEVEL"] = "warning"
-    for (name, value) in extra { environment[name] = value }
-    process.environment = environment
-    try process.run()
-    let server = WorkerServer(process: process, stderrURL: stderrURL)
-    let deadline = ContinuousClock.now + .seconds(30)
-    while ContinuousClock.now < deadline, process.isRunning {
-      if let match = server.stderr.firstMatch(of: #/listening on http://127\.0\.0\.1:(\d+)/#) {
-        server.port = Int(match.1)
-        break
-      }
-      try await Task.sleep(for: .milliseconds(20))
-    }
-    return server
+    WorkerServer(
+      server: try await ServerProcess.start(
+        arguments: ["serve", "--port", "0", "--host", "127.0.0.1", "--cache-mb", "0"] + arguments,
+        environment: extra, listenTimeout: .seconds(30)))
   }
 
   /// The server's child processes that are running (not zombies).
@@ -382,27 +357,15 @@ final class WorkerServer: @unchecked Sendable {
     return running
   }
 
-  func signal(_ number: Int32) {
-    if process.isRunning { _ = kill(pid, number) }
-  }
+  func signal(_ number: Int32) { server.signal(number) }
 
-  func waitForExit(timeout: Duration) async throws -> Int32? {
-    let deadline = ContinuousClock.now + timeout
-    while process.isRunning {
-      guard ContinuousClock.now < deadline else { return nil }
-      try await Task.sleep(for: .milliseconds(20))
-    }
-    return process.terminationStatus
-  }
+  func waitForExit(timeout: Duration) async throws -> Int32? { try await server.waitForExit(timeout: timeout) }
 
+  /// Ends the server and any worker it left running, and removes the stderr file.
   func stop() {
     let workers = runningChildren()
-    if process.isRunning {
-      _ = kill(pid, SIGKILL)
-      process.waitUntilExit()
-    }
+    server.stop()
     for worker in workers where processIsRunning(worker) { kill(worker, SIGKILL) }
-    try? FileManager.default.removeItem(at: stderrURL)
   }
 }
 
