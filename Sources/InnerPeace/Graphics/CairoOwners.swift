@@ -80,6 +80,32 @@ final class ImageSurface {
 
   func flush() { cairo_surface_flush(handle) }
   func markDirty() { cairo_surface_mark_dirty(handle) }
+
+  /// The first `bytesPerRow` bytes of every row, rows packed (flushed first).
+  func packedRows(bytesPerRow: Int) -> [UInt8] {
+    flush()
+    let stride = self.stride
+    let data = self.data
+    return [UInt8](unsafeUninitializedCapacity: bytesPerRow * height) { buffer, count in
+      for row in 0..<height {
+        (buffer.baseAddress! + row * bytesPerRow).update(from: data + row * stride, count: bytesPerRow)
+      }
+      count = bytesPerRow * height
+    }
+  }
+
+  /// Overwrites the first `bytesPerRow` bytes of every row from `bytes` (rows packed), then marks
+  /// the surface dirty.
+  func replaceRows(with bytes: [UInt8], bytesPerRow: Int) {
+    let stride = self.stride
+    let data = self.data
+    bytes.withUnsafeBufferPointer { source in
+      for row in 0..<height {
+        (data + row * stride).update(from: source.baseAddress! + row * bytesPerRow, count: bytesPerRow)
+      }
+    }
+    markDirty()
+  }
 }
 
 /// Owns one `cairo_t` drawing context; `deinit` destroys it.

@@ -40,29 +40,10 @@ enum BackgroundScaler {
 extension Pixels {
   /// The pixels of an RGB24 surface, rows packed.
   init(copying surface: ImageSurface) {
-    surface.flush()
-    let rowBytes = surface.width * 4
-    let stride = surface.stride
-    let data = surface.data
-    let bytes = [UInt8](unsafeUninitializedCapacity: rowBytes * surface.height) { buffer, count in
-      for row in 0..<surface.height {
-        (buffer.baseAddress! + row * rowBytes).update(from: data + row * stride, count: rowBytes)
-      }
-      count = buffer.count
-    }
-    self.init(width: surface.width, height: surface.height, bytes: bytes)
+    self.init(
+      width: surface.width, height: surface.height, bytes: surface.packedRows(bytesPerRow: surface.width * 4))
   }
 
   /// Copies the pixels over an RGB24 surface of the same size.
-  func copy(into surface: ImageSurface) {
-    let rowBytes = stride
-    let target = surface.data
-    let targetStride = surface.stride
-    bytes.withUnsafeBufferPointer { source in
-      for row in 0..<height {
-        (target + row * targetStride).update(from: source.baseAddress! + row * rowBytes, count: rowBytes)
-      }
-    }
-    surface.markDirty()
-  }
+  func copy(into surface: ImageSurface) { surface.replaceRows(with: bytes, bytesPerRow: stride) }
 }

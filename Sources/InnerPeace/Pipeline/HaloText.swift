@@ -36,14 +36,7 @@ enum HaloText {
       let coverageContext = try DrawingContext(surface: coverage)
       draw(fitted, in: coverageContext, offsetX: Double(left), offsetY: Double(top))
       try coverageContext.check()
-      coverage.flush()
-      let stride = coverage.stride
-      return [UInt8](unsafeUninitializedCapacity: width * height) { target, count in
-        for y in 0..<height {
-          (target.baseAddress! + y * width).update(from: coverage.data + y * stride, count: width)
-        }
-        count = width * height
-      }
+      return coverage.packedRows(bytesPerRow: width)
     }()
     timings.draw += seconds(clock.now - start)
 
@@ -55,13 +48,7 @@ enum HaloText {
     // 3. Shadows in black through the mask, then the text over them.
     start = clock.now
     let mask = try ImageSurface(format: .a8, width: width, height: height)
-    let maskStride = mask.stride
-    (consume shadow).withUnsafeBufferPointer { source in
-      for y in 0..<height {
-        (mask.data + y * maskStride).update(from: source.baseAddress! + y * width, count: width)
-      }
-    }
-    mask.markDirty()
+    mask.replaceRows(with: consume shadow, bytesPerRow: width)
     let context = try DrawingContext(surface: canvas)
     cairo_set_source_rgb(context.handle, 0, 0, 0)
     cairo_mask_surface(context.handle, mask.handle, Double(left), Double(top))
