@@ -22,7 +22,7 @@ struct RenderWorkerCommand: ParsableCommand {
     let catalog = try RenderCommand.loadCatalog(catalog)
     let renderer = try CardRenderer(catalog: catalog, backgroundCacheBytes: max(0, backgroundCacheMegabytes) << 20)
     throw ExitCode(
-      RenderWorker.serve(renderer: renderer) { _ in
+      RenderWorker.serve(renderer: renderer) {
         // Cards leave fragments in the heaps besides their big buffers (which the memory policy
         // already unmaps): give those back too, at a cost of well under a millisecond, so that
         // the memory reported at rest is what the worker really keeps.

@@ -19,9 +19,9 @@ public enum RenderWorker {
   /// and answers each request frame with a resting frame (its memory at rest, for the server's
   /// `--worker-memory-mb`), then a card frame or a failure frame.
   ///
-  /// - Parameter afterRender: called after each answer with the card's canvas size in pixels (0
-  ///   after a failure), so the process can hand large freed buffers back to the system.
-  public static func serve(renderer: CardRenderer, afterRender: (Int) -> Void = { _ in }) -> Int32 {
+  /// - Parameter afterRender: called after each answer is sent (a card or a failure), so the
+  ///   process can hand freed memory back to the system before it reports its memory at rest.
+  public static func serve(renderer: CardRenderer, afterRender: () -> Void = {}) -> Int32 {
     let parent = ProcessInfo.processInfo.environment[WorkerProcess.parentVariable].flatMap { pid_t($0) } ?? 0
     guard innerpeace_worker_prepare(parent) == 0 else { return 1 }
     if RenderFaults.failsAtStart { return 3 }
@@ -41,10 +41,10 @@ public enum RenderWorker {
         switch Result(catching: { () throws(InnerPeaceError) in try renderer.render(request) }) {
         case .success(let card):
           try answers.sendFrame(.card, header: WorkerWire.encodeFacts(card), body: card.bytes)
-          afterRender(card.size.width * card.size.height)
+          afterRender()
         case .failure(let error):
           try answers.sendFrame(.failure, header: WorkerWire.encode(error))
-          afterRender(0)
+          afterRender()
         }
       }
       return 0
