@@ -35,6 +35,25 @@ struct TextFitter {
   /// Room between the quote's last line and the author line.
   func gap(forQuoteSize size: Int) -> Double { authorSize(forQuoteSize: size) * 0.6 }
 
+  /// The quote and author layouts, set up for this fitter, and the measure over them.
+  func makeMeasure(quote text: String, author: String, context: TextContext, family: String) -> FitMeasure {
+    let quote = TextLayout(context: context, text: text, family: family)
+    quote.setAlignment(alignment == .center ? .center : .natural)
+    var authorLayout: TextLayout? = nil
+    if !author.isEmpty {
+      // A directional mark gives the author line the quote's direction, so "natural" puts it
+      // under the quote's starting edge in either script direction.
+      let mark = quote.isRightToLeft ? "\u{200F}" : "\u{200E}"
+      let layout = TextLayout(context: context, text: "\(mark)\u{2014} \(author)", family: family)
+      layout.setAlignment(alignment == .center ? .center : .natural)
+      authorLayout = layout
+    }
+    // Where the author line's edge goes relative to the quote's, when the quote is wrapped
+    // narrower than the author line: 0 keeps left edges together, 1 right edges, 0.5 centres.
+    let authorShiftFactor: Double = alignment == .center ? 0.5 : (quote.isRightToLeft ? 1 : 0)
+    return FitMeasure(geometry: geometry, quote: quote, author: authorLayout, authorShiftFactor: authorShiftFactor)
+  }
+
   func fit(quote text: String, author: String, context: TextContext, family: String) -> FittedText {
     let bounds = geometry.drawBounds
     let quote = TextLayout(context: context, text: text, family: family)
