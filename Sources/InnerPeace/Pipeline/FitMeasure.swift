@@ -99,15 +99,15 @@ final class FitMeasure {
     quote.setWidth(boundsWidth)
     let lines = quote.extents.logical
     var width = lines.width
-    var height = lines.maxY
+    var bottom = lines.maxY
     if let author {
       author.setPixelSize(authorSize(forQuoteSize: size))
       author.setWidth(boundsWidth)
       let authorLines = author.extents.logical
       width = max(width, authorLines.width)
-      height += gap(forQuoteSize: size) + authorLines.height
+      bottom += gap(forQuoteSize: size) + authorLines.maxY
     }
-    return width <= boundsWidth && height <= boundsHeight
+    return width <= boundsWidth && bottom - lines.y <= boundsHeight
   }
 
   /// The exhaustive answer: the index of the first (largest) candidate whose block fits, as the
