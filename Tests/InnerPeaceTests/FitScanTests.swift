@@ -15,7 +15,9 @@ struct FitScanTests {
     let preset: Preset
     let fitted: Int
     let scanned: Int?
-    var description: String { "\(label) at \(preset): fitted \(fitted) px, scan \(scanned.map { "\($0) px" } ?? "none fits")" }
+    var description: String {
+      "\(label) at \(preset): fitted \(fitted) px, scan \(scanned.map { "\($0) px" } ?? "none fits")"
+    }
   }
 
   /// Fits `text` and scans for it; returns the disagreement, if any. Verse (text with its own line
