@@ -25,6 +25,10 @@ struct FitScanTests {
   /// line whole on a preset that balances lines: that is the verse rule, not a miss.
   func check(_ label: String, text: String, author: String, preset: Preset) throws -> Mismatch? {
     let (fitted, scanned) = try renderer.fitAndScan(text, author: author, preset: preset)
+    if !fitted.truncated {
+      // A handful of layouts, not one per candidate size.
+      #expect(fitted.passes <= maximumPasses(preset), "\(label) at \(preset): \(fitted.passes) layouts")
+    }
     let verseLines = text.split(separator: "\n", omittingEmptySubsequences: false).count
     if let scanned, fitted.quoteSize < scanned, verseLines > 1, preset.geometry.balancesLines,
       fitted.quoteSize * 10 >= scanned * 7, fitted.quote.lineCount == verseLines, !fitted.truncated
