@@ -253,15 +253,16 @@ struct FitterTests {
   }
 }
 
-/// The most layout passes a fit may take: a bisection over the candidate sizes (the first size, the
-/// last, about log2(n) between, and the final layout), plus, where the preset balances lines, a
-/// bisection over the wrap width in steps of at least 2 px (about log2(width) layouts and two more).
-/// Logarithmic either way: never one layout per candidate size, as the app's loop was.
+/// The most layout passes a fit may take: a bisection over the candidate sizes with the monotonic
+/// bound (the first size, the last, about log2(n) between), then the candidates measured from there
+/// down (one or two), plus, where the preset balances lines, a bisection over the wrap width in steps
+/// of at least 2 px (about log2(width) layouts and two more). Logarithmic either way: never one
+/// layout per candidate size, as the app's loop was.
 func maximumPasses(_ preset: Preset) -> Int {
   let geometry = preset.geometry
-  // Bisection over the candidates, the final layout, and up to three re-layouts when italic
-  // overhang makes a block wider than the bounds (the overhang is then remembered).
-  let sizes = Int(Double(geometry.candidateSizes.count).log2Ceiling) + 6
+  // Bisection over the candidates with the bound, a measure or two (each up to three re-layouts
+  // when italic overhang makes a block wider than the bounds), and the final layout.
+  let sizes = Int(Double(geometry.candidateSizes.count).log2Ceiling) + 8
   let balancing = geometry.balancesLines ? Int(Double(geometry.drawBounds.width).log2Ceiling) + 2 : 0
   return sizes + balancing
 }

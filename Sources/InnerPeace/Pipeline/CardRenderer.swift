@@ -120,6 +120,23 @@ public final class CardRenderer: Sendable {
     return (fitted.quoteSize, fitted.truncated, (block.x, block.y, block.width, block.height), fitted.passes)
   }
 
+  /// Fits the text as ``fitText(_:author:preset:alignment:)`` does, and also finds the largest
+  /// candidate that fits by an exhaustive scan with the fitter's own measure, one layout per size
+  /// (`nil` when none fits). For tests: the two must agree.
+  func fitAndScan(_ text: String, author: String, preset: Preset, alignment: TextAlignment = .natural)
+    throws(InnerPeaceError) -> (fitted: FittedText, scanned: Int?)
+  {
+    let quote = try TextRules.quote(text)
+    let author = try TextRules.author(author)
+    let context = TextContext(fontMap: FontSetup.threadFontMap(bundledFontPath: fontPath))
+    let fitter = TextFitter(geometry: preset.geometry, alignment: alignment)
+    let sizes = preset.geometry.candidateSizes
+    let scanned = fitter.makeMeasure(quote: quote, author: author, context: context, family: FontSetup.family)
+      .scanForLargestFit(sizes).map { sizes[$0] }
+    let fitted = fitter.fit(quote: quote, author: author, context: context, family: FontSetup.family)
+    return (fitted, scanned)
+  }
+
   /// How many decoded backgrounds the cache holds.
   public var cachedBackgroundCount: Int { backgrounds.count }
 

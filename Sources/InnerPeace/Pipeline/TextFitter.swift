@@ -17,26 +17,29 @@ struct FittedText {
   let passes: Int
 }
 
-/// Finds the largest candidate size at which the quote (and its author line) fit the draw bounds,
-/// by bisection over the preset's candidate sizes: about log2(n) layouts, not n.
+/// Finds the largest candidate size at which the quote (and its author line) fit the draw bounds:
+/// the size the app's shrink-until-it-fits loop over the same candidates would find, for every
+/// text, in a handful of layouts rather than one per size.
 ///
-/// The app shrank by 4 pt until the height fitted; bisection over the same candidate list gives the
-/// same answer wherever a larger size never fits when a smaller one does not, which holds for
-/// wrapped text in all but contrived cases, and the answer always fits.
+/// `fit` runs in four phases:
+/// 1. **Measure** (``FitMeasure``): lay the text out at one size, on its own, and say whether
+///    the block fits. Nothing carries over from one size to the next.
+/// 2. **Search**: whether a size fits is not monotonic in the size (a larger size can fit where a
+///    smaller one wraps into one more line), so bisection over the verdicts can land low. Instead
+///    a bisection over a bound that *is* monotonic (``FitMeasure/mayFit(_:)``: the text wrapped as
+///    wide as any measure wraps it) finds the largest candidate that might fit; every larger one
+///    is proven not to. From there down, the first candidate that fits is the answer. The bound
+///    differs from the measure only by the overhang allowance, so this is one layout or two.
+/// 3. **Break lines**: verse keeps its lines whole where a size not much smaller allows it, and
+///    prose is balanced (the wrap narrowed as far as it goes without adding a line).
+/// 4. **Place**: centre the block in the draw bounds. Text that fits at no size is instead
+///    ellipsized at the minimum legible size.
 struct TextFitter {
   let geometry: CardGeometry
   let alignment: TextAlignment
 
-  /// The author line's size for a quote size: smaller, but never below legibility.
-  func authorSize(forQuoteSize size: Int) -> Double {
-    max(Double(size) * 0.48, min(Double(size) * 0.8, Double(geometry.minimumSize)))
-  }
-
-  /// Room between the quote's last line and the author line.
-  func gap(forQuoteSize size: Int) -> Double { authorSize(forQuoteSize: size) * 0.6 }
-
-  func fit(quote text: String, author: String, context: TextContext, family: String) -> FittedText {
-    let bounds = geometry.drawBounds
+  /// The quote and author layouts, set up for this fitter, and the measure over them.
+  func makeMeasure(quote text: String, author: String, context: TextContext, family: String) -> FitMeasure {
     let quote = TextLayout(context: context, text: text, family: family)
     quote.setAlignment(alignment == .center ? .center : .natural)
     var authorLayout: TextLayout? = nil
@@ -48,185 +51,150 @@ struct TextFitter {
       layout.setAlignment(alignment == .center ? .center : .natural)
       authorLayout = layout
     }
-
     // Where the author line's edge goes relative to the quote's, when the quote is wrapped
     // narrower than the author line: 0 keeps left edges together, 1 right edges, 0.5 centres.
-    let authorShiftFactor: Double =
-      alignment == .center ? 0.5 : (quote.isRightToLeft ? 1 : 0)
+    let authorShiftFactor: Double = alignment == .center ? 0.5 : (quote.isRightToLeft ? 1 : 0)
+    return FitMeasure(geometry: geometry, quote: quote, author: authorLayout, authorShiftFactor: authorShiftFactor)
+  }
 
-    var passes = 0
-    /// Room left for italic overhang past the line box, in proportion to the size. Learnt from
-    /// blocks wider than the bounds, but never more than half the size: wider than that is not
-    /// overhang but a word too wide for the bounds.
-    var overhang = 0.12
-    let maximumOverhang = 0.5
-    /// Lays both out at `size`, the quote wrapped to `quoteWidth` and the author to `authorWidth`;
-    /// returns the block in layout space and the author line's offset.
-    func layOut(_ size: Int, quoteWidth: Double, authorWidth: Double) -> (
-      block: PixelRect, authorOffset: (x: Double, y: Double)
-    ) {
-      passes += 1
-      quote.setPixelSize(Double(size))
-      quote.setWidth(quoteWidth)
-      var block = quote.bounds
-      var offset = (x: 0.0, y: 0.0)
-      if let authorLayout {
-        authorLayout.setPixelSize(authorSize(forQuoteSize: size))
-        authorLayout.setWidth(authorWidth)
-        offset = (
-          (quoteWidth - authorWidth) * authorShiftFactor, quote.extents.logical.maxY + gap(forQuoteSize: size)
-        )
-        block = block.union(authorLayout.bounds.offsetBy(dx: offset.x, dy: offset.y))
-      }
-      return (block, offset)
-    }
-    /// Lays both out at `size` (the quote at most `quoteWidth` wide). Glyphs that overhang their
-    /// line box on both sides can make the block wider than the bounds: then the wrap width is
-    /// narrowed by the excess and the text laid out again, so width never decides the size.
-    /// A wrap width is never below one pixel: when narrowing would go below that, the text
-    /// holds something wider than the bounds at this size, and the block is returned as it is
-    /// (too wide, so the size does not fit).
-    func measure(_ size: Int, quoteWidth: Double? = nil) -> (block: PixelRect, authorOffset: (x: Double, y: Double)) {
-      var width = max(1, Double(bounds.width) - (Double(size) * overhang).rounded(.up))
-      var narrowed = max(1, min(quoteWidth ?? width, width))
-      var result = layOut(size, quoteWidth: narrowed, authorWidth: width)
-      var attempts = 0
-      while result.block.width > Double(bounds.width) && attempts < 3 {
-        let excess = (result.block.width - Double(bounds.width)).rounded(.up) + 1
-        guard excess.isFinite, narrowed - excess >= 1, width - excess >= 1 else { break }
-        // Remember the overhang, in proportion to the size, for the sizes still to try.
-        overhang = min(overhang + excess / Double(size), maximumOverhang)
-        width -= excess
-        narrowed -= excess
-        result = layOut(size, quoteWidth: narrowed, authorWidth: width)
-        attempts += 1
-      }
-      return result
-    }
-    func fits(_ block: PixelRect) -> Bool {
-      block.width <= Double(bounds.width) && block.height <= Double(bounds.height)
-    }
-
+  func fit(quote text: String, author: String, context: TextContext, family: String) -> FittedText {
+    let measure = makeMeasure(quote: text, author: author, context: context, family: family)
     let sizes = geometry.candidateSizes
-    var chosen: Int? = nil
-    if fits(measure(sizes[0]).block) {
-      chosen = 0
-    } else if fits(measure(sizes[sizes.count - 1]).block) {
-      // Invariant: sizes[low] does not fit, sizes[high] does.
+    let placed: (size: Int, measured: MeasuredBlock, truncated: Bool)
+    if let found = search(measure, sizes: sizes) {
+      let (size, measured) = breakLines(measure, text: text, size: sizes[found.index], measured: found.measured)
+      placed = (size, measured, false)
+    } else {
+      placed = (geometry.minimumSize, truncate(measure), true)
+    }
+    return place(measure, size: placed.size, measured: placed.measured, truncated: placed.truncated)
+  }
+
+  // MARK: Search
+
+  /// The index of the largest candidate that fits, with its measure (the layouts are left in that
+  /// state), or `nil` when none does.
+  ///
+  /// ``FitMeasure/mayFit(_:)`` is monotonic: once it says no, it says no for every larger size.
+  /// A bisection over it finds the largest candidate it does not exclude; the candidates are then
+  /// measured from there down, and the first that fits is the largest that fits.
+  func search(_ measure: FitMeasure, sizes: [Int]) -> (index: Int, measured: MeasuredBlock)? {
+    var top = 0
+    if !measure.mayFit(sizes[0]) {
+      guard measure.mayFit(sizes[sizes.count - 1]) else { return nil }
+      // Invariant: sizes[low] is excluded by the bound, sizes[high] is not.
       var low = 0
       var high = sizes.count - 1
       while high - low > 1 {
         let middle = (low + high) / 2
-        if fits(measure(sizes[middle]).block) { high = middle } else { low = middle }
+        if measure.mayFit(sizes[middle]) { high = middle } else { low = middle }
       }
-      chosen = high
+      top = high
     }
-
-    // Lay out the chosen size for good (balanced where the preset wants it). The overhang learnt
-    // during the search can narrow the wrap, so the result is checked again; in the rare case it
-    // no longer fits, the next smaller size is taken.
-    var final: (size: Int, measured: (block: PixelRect, authorOffset: (x: Double, y: Double)))? = nil
-    var index = chosen ?? sizes.count
-    // Verse (text with its own line breaks) reads best with each line whole: if a size not much
-    // smaller than the fitted one keeps every line unwrapped, take it, and do not re-balance.
-    let isVerse = text.contains("\n")
-    if isVerse && geometry.balancesLines, let fitted = chosen,
-      let whole = unwrappedSize(quote, below: sizes[fitted], sizes: sizes, overhang: overhang),
-      sizes[whole] * 10 >= sizes[fitted] * 7
-    {
-      let measured = measure(sizes[whole])
-      if fits(measured.block) && quote.lineCount == text.split(separator: "\n", omittingEmptySubsequences: false).count
-      {
-        index = sizes.count
-        final = (sizes[whole], measured)
-      }
+    for index in top..<sizes.count {
+      let measured = measure.measure(sizes[index])
+      if measure.fits(measured.block) { return (index, measured) }
     }
-    while index < sizes.count {
-      var measured = measure(sizes[index])
-      if fits(measured.block) {
-        if geometry.balancesLines && quote.lineCount > 1 && !isVerse {
-          // The layouts must end in the state that `measured` describes.
-          measured = balance(quote, size: sizes[index], measure: measure, fits: fits) ?? measure(sizes[index])
-        }
-        if fits(measured.block) {
-          final = (sizes[index], measured)
-          break
-        }
-      }
-      index += 1
-    }
-
-    var truncated = false
-    var measured: (block: PixelRect, authorOffset: (x: Double, y: Double))
-    let size: Int
-    if let final {
-      size = final.size
-      measured = final.measured
-    } else {
-      // Nothing fits, even at the minimum legible size: ellipsize the quote at that size.
-      size = geometry.minimumSize
-      truncated = true
-      var available = Double(bounds.height)
-      if let authorLayout {
-        authorLayout.setPixelSize(authorSize(forQuoteSize: size))
-        available -= authorLayout.bounds.height + gap(forQuoteSize: size)
-      }
-      quote.limitHeight(available)
-      measured = measure(size)
-      var attempts = 0
-      while !fits(measured.block) && attempts < 64 {
-        // A block still too wide holds a cluster wider than the bounds, which only ellipsizing
-        // its line can shorten, and Pango ellipsizes only the last line the height allows: go
-        // to one line. Once at one line, nothing more can be taken away.
-        let next = measured.block.width > Double(bounds.width) ? 1 : max(1, available - Double(size) * 0.5)
-        if next == available { break }
-        available = next
-        quote.limitHeight(available)
-        measured = measure(size)
-        attempts += 1
-      }
-    }
-
-    let block = measured.block
-    let dx = Double(bounds.x) + (Double(bounds.width) - block.width) / 2 - block.x
-    let dy = Double(bounds.y) + (Double(bounds.height) - block.height) / 2 - block.y
-    return FittedText(
-      quote: quote, author: authorLayout, quoteSize: size, authorSize: authorSize(forQuoteSize: size),
-      truncated: truncated || quote.isEllipsized, quoteOrigin: (dx, dy),
-      authorOrigin: (dx + measured.authorOffset.x, dy + measured.authorOffset.y),
-      block: block.offsetBy(dx: dx, dy: dy), passes: passes)
+    return nil
   }
 
-  /// The index of the largest candidate, no larger than `limit`, at which the quote's widest
-  /// line fits the bounds without wrapping; layouts scale linearly, so one unwrapped layout says.
-  private func unwrappedSize(_ quote: TextLayout, below limit: Int, sizes: [Int], overhang: Double) -> Int? {
+  // MARK: Break lines
+
+  /// The size and line breaks the text is set with, given the largest size that fits and its
+  /// measure (which the layouts are in). Verse (text with its own line breaks) reads best with
+  /// each line whole: if a size not much smaller than the fitted one keeps every line unwrapped,
+  /// it is taken as it is. Prose is balanced where the preset wants it.
+  private func breakLines(_ measure: FitMeasure, text: String, size: Int, measured: MeasuredBlock) -> (
+    size: Int, measured: MeasuredBlock
+  ) {
+    guard geometry.balancesLines else { return (size, measured) }
+    let isVerse = text.contains("\n")
+    if isVerse {
+      let verseLines = text.split(separator: "\n", omittingEmptySubsequences: false).count
+      if measure.quote.lineCount == verseLines { return (size, measured) }
+      if let whole = unwrappedSize(measure.quote, below: size), whole * 10 >= size * 7 {
+        let atWhole = measure.measure(whole)
+        if measure.fits(atWhole.block) && measure.quote.lineCount == verseLines { return (whole, atWhole) }
+      }
+      return (size, measure.measure(size))
+    }
+    guard measure.quote.lineCount > 1 else { return (size, measured) }
+    // The layouts must end in the state the result describes.
+    return (size, balance(measure, size: size) ?? measure.measure(size))
+  }
+
+  /// The largest candidate, no larger than `limit`, at which the quote's widest line fits the
+  /// bounds without wrapping; layouts scale linearly, so one unwrapped layout says.
+  private func unwrappedSize(_ quote: TextLayout, below limit: Int) -> Int? {
     quote.setPixelSize(TextLayout.referenceSize)
     quote.setUnlimitedWidth()
     let natural = quote.bounds.width / TextLayout.referenceSize
     guard natural > 0 else { return nil }
     // Leave the room `measure` leaves for italic overhang, and a pixel or so more.
-    let widest = Double(geometry.drawBounds.width) / (natural + overhang + 0.02)
-    return sizes.firstIndex { $0 <= limit && Double($0) <= widest }
+    let widest = Double(geometry.drawBounds.width) / (natural + FitMeasure.overhang + 0.02)
+    return geometry.candidateSizes.first { $0 <= limit && Double($0) <= widest }
   }
 
   /// Narrows the quote's wrap width as far as it goes without adding a line, so the lines come out
   /// even instead of long lines over a one-word last line. A bisection of about seven layouts.
-  private func balance(
-    _ quote: TextLayout, size: Int,
-    measure: (Int, Double?) -> (block: PixelRect, authorOffset: (x: Double, y: Double)),
-    fits: (PixelRect) -> Bool
-  ) -> (block: PixelRect, authorOffset: (x: Double, y: Double))? {
+  private func balance(_ measure: FitMeasure, size: Int) -> MeasuredBlock? {
+    let quote = measure.quote
     let full = Double(geometry.drawBounds.width)
-    _ = measure(size, full)
+    _ = measure.measure(size, quoteWidth: full)
     let lines = quote.lineCount
     var wide = full
     var narrow = full / 2
     while wide - narrow > max(2, Double(size) * 0.25) {
       let middle = (wide + narrow) / 2
-      let result = measure(size, middle)
-      if quote.lineCount == lines && fits(result.block) { wide = middle } else { narrow = middle }
+      let result = measure.measure(size, quoteWidth: middle)
+      if quote.lineCount == lines && measure.fits(result.block) { wide = middle } else { narrow = middle }
     }
-    let result = measure(size, wide)
-    return fits(result.block) && quote.lineCount == lines ? result : nil
+    let result = measure.measure(size, quoteWidth: wide)
+    return measure.fits(result.block) && quote.lineCount == lines ? result : nil
+  }
+
+  // MARK: Truncate
+
+  /// Nothing fits, even at the minimum legible size: the quote ellipsized at that size, as much
+  /// of it as the bounds hold.
+  private func truncate(_ measure: FitMeasure) -> MeasuredBlock {
+    let size = geometry.minimumSize
+    let bounds = geometry.drawBounds
+    var available = Double(bounds.height)
+    if let author = measure.author {
+      author.setPixelSize(measure.authorSize(forQuoteSize: size))
+      author.setWidth(Double(bounds.width) - (Double(size) * FitMeasure.overhang).rounded(.up))
+      available -= author.bounds.height + measure.gap(forQuoteSize: size)
+    }
+    measure.quote.limitHeight(available)
+    var measured = measure.measure(size)
+    var attempts = 0
+    while !measure.fits(measured.block) && attempts < 64 {
+      // A block still too wide holds a cluster wider than the bounds, which only ellipsizing
+      // its line can shorten, and Pango ellipsizes only the last line the height allows: go
+      // to one line. Once at one line, nothing more can be taken away.
+      let next = measured.block.width > Double(bounds.width) ? 1 : max(1, available - Double(size) * 0.5)
+      if next == available { break }
+      available = next
+      measure.quote.limitHeight(available)
+      measured = measure.measure(size)
+      attempts += 1
+    }
+    return measured
+  }
+
+  // MARK: Place
+
+  /// Centres the block in the draw bounds.
+  private func place(_ measure: FitMeasure, size: Int, measured: MeasuredBlock, truncated: Bool) -> FittedText {
+    let bounds = geometry.drawBounds
+    let block = measured.block
+    let dx = Double(bounds.x) + (Double(bounds.width) - block.width) / 2 - block.x
+    let dy = Double(bounds.y) + (Double(bounds.height) - block.height) / 2 - block.y
+    return FittedText(
+      quote: measure.quote, author: measure.author, quoteSize: size,
+      authorSize: measure.authorSize(forQuoteSize: size), truncated: truncated || measure.quote.isEllipsized,
+      quoteOrigin: (dx, dy), authorOrigin: (dx + measured.authorOffset.x, dy + measured.authorOffset.y),
+      block: block.offsetBy(dx: dx, dy: dy), passes: measure.passes)
   }
 }

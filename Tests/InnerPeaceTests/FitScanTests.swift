@@ -1,0 +1,77 @@
+import Testing
+
+@testable import InnerPeace
+
+/// The fitted size against an exhaustive scan: for every text, the fitter must choose the largest
+/// candidate size whose block fits the draw bounds, exactly as the app's shrink-until-it-fits loop
+/// over the same candidates (with the same measure, one layout per size) would.
+@Suite("Fit against an exhaustive scan")
+struct FitScanTests {
+  let renderer = Fixtures.renderer
+
+  /// One disagreement between the fitter and the scan.
+  struct Mismatch: CustomStringConvertible {
+    let label: String
+    let preset: Preset
+    let fitted: Int
+    let scanned: Int?
+    var description: String {
+      "\(label) at \(preset): fitted \(fitted) px, scan \(scanned.map { "\($0) px" } ?? "none fits")"
+    }
+  }
+
+  /// Fits `text` and scans for it; returns the disagreement, if any. Verse (text with its own line
+  /// breaks) may be set smaller than the largest fit, down to 70 % of it, where that keeps every
+  /// line whole on a preset that balances lines: that is the verse rule, not a miss.
+  func check(_ label: String, text: String, author: String, preset: Preset) throws -> Mismatch? {
+    let (fitted, scanned) = try renderer.fitAndScan(text, author: author, preset: preset)
+    if !fitted.truncated {
+      // A handful of layouts, not one per candidate size.
+      #expect(fitted.passes <= maximumPasses(preset), "\(label) at \(preset): \(fitted.passes) layouts")
+    }
+    let verseLines = text.split(separator: "\n", omittingEmptySubsequences: false).count
+    if let scanned, fitted.quoteSize < scanned, verseLines > 1, preset.geometry.balancesLines,
+      fitted.quoteSize * 10 >= scanned * 7, fitted.quote.lineCount == verseLines, !fitted.truncated
+    {
+      return nil
+    }
+    if scanned == nil && fitted.truncated && fitted.quoteSize == preset.geometry.minimumSize { return nil }
+    if let scanned, scanned == fitted.quoteSize, !fitted.truncated { return nil }
+    return Mismatch(label: label, preset: preset, fitted: fitted.quoteSize, scanned: scanned)
+  }
+
+  @Test func everyCatalogQuoteAtEveryPreset() throws {
+    var mismatches: [Mismatch] = []
+    var total = 0
+    for preset in [Preset.og, .classic, .square, .story] {
+      for (index, quote) in Fixtures.catalog.quotes.enumerated() {
+        total += 1
+        if let mismatch = try check("quote \(index)", text: quote.text, author: quote.author, preset: preset) {
+          mismatches.append(mismatch)
+        }
+      }
+    }
+    #expect(
+      mismatches.isEmpty,
+      "\(mismatches.count) of \(total) fits are not the largest that fits:\n\(mismatches.map(\.description).joined(separator: "\n"))"
+    )
+  }
+
+  @Test func hostileTexts() throws {
+    var mismatches: [Mismatch] = []
+    var total = 0
+    let texts =
+      FitCase.all.map { ($0.name, $0.text, $0.author, [Preset]()) }
+      + HostileText.all.map { ($0.name, $0.text, $0.author, [$0.preset]) }
+    for (name, text, author, extra) in texts {
+      for preset in extra + fitPresets {
+        total += 1
+        if let mismatch = try check(name, text: text, author: author, preset: preset) { mismatches.append(mismatch) }
+      }
+    }
+    #expect(
+      mismatches.isEmpty,
+      "\(mismatches.count) of \(total) fits are not the largest that fits:\n\(mismatches.map(\.description).joined(separator: "\n"))"
+    )
+  }
+}
