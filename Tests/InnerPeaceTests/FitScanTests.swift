@@ -20,23 +20,29 @@ struct FitScanTests {
     }
   }
 
-  /// Fits `text` and scans for it; returns the disagreement, if any. Verse (text with its own line
-  /// breaks) may be set smaller than the largest fit, down to 70 % of it, where that keeps every
-  /// line whole on a preset that balances lines: that is the verse rule, not a miss.
+  /// Fits `text` and scans for it; returns the disagreement, if any. The search must find exactly
+  /// the scan's size. The quote may then be set a little smaller: down to 95 % of it for a better
+  /// paragraph (only where the paragraph at the largest size has a flaw), or, for verse on a preset
+  /// that balances lines, down to 70 % where that keeps every line whole.
   func check(_ label: String, text: String, author: String, preset: Preset) throws -> Mismatch? {
     let (fitted, scanned) = try renderer.fitAndScan(text, author: author, preset: preset)
     if !fitted.truncated {
       // A handful of layouts, not one per candidate size.
       #expect(fitted.passes <= maximumPasses(preset), "\(label) at \(preset): \(fitted.passes) layouts")
     }
+    if scanned == nil && fitted.truncated && fitted.quoteSize == preset.geometry.minimumSize { return nil }
+    guard let scanned, fitted.largestFit == scanned, !fitted.truncated else {
+      return Mismatch(label: label, preset: preset, fitted: fitted.largestFit ?? fitted.quoteSize, scanned: scanned)
+    }
+    if fitted.quoteSize == scanned { return nil }
     let verseLines = text.split(separator: "\n", omittingEmptySubsequences: false).count
-    if let scanned, fitted.quoteSize < scanned, verseLines > 1, preset.geometry.balancesLines,
-      fitted.quoteSize * 10 >= scanned * 7, fitted.quote.lineCount == verseLines, !fitted.truncated
+    if verseLines > 1, preset.geometry.balancesLines, fitted.quoteSize * 10 >= scanned * 7,
+      fitted.quote.lineCount == verseLines
     {
       return nil
     }
-    if scanned == nil && fitted.truncated && fitted.quoteSize == preset.geometry.minimumSize { return nil }
-    if let scanned, scanned == fitted.quoteSize, !fitted.truncated { return nil }
+    let floor = Int((Double(scanned) * TextFitter.smallerSizeShare).rounded(.up))
+    if preset.geometry.balancesLines, fitted.quoteSize >= floor, fitted.quoteSize < scanned { return nil }
     return Mismatch(label: label, preset: preset, fitted: fitted.quoteSize, scanned: scanned)
   }
 

@@ -13,7 +13,8 @@ typealias MeasuredBlock = (block: PixelRect, authorOffset: (x: Double, y: Double
 /// The layouts are left in the state the last call describes.
 final class FitMeasure {
   let geometry: CardGeometry
-  let quote: TextLayout
+  /// The quote's layout; the break-lines phase may swap in one with its own line breaks.
+  private(set) var quote: TextLayout
   let author: TextLayout?
   /// Where the author line's edge goes relative to the quote's, when the quote is wrapped
   /// narrower than the author line: 0 keeps left edges together, 1 right edges, 0.5 centres.
@@ -42,6 +43,18 @@ final class FitMeasure {
   private var boundsWidth: Double { Double(geometry.drawBounds.width) }
   private var boundsHeight: Double { Double(geometry.drawBounds.height) }
 
+  /// The quote's break model (one unwrapped layout, counted as a pass).
+  func breakModel() -> BreakModel {
+    passes += 1
+    return quote.breakModel()
+  }
+
+  /// Measures `layout` from now on instead of the quote's current layout.
+  func replaceQuote(_ layout: TextLayout) { quote = layout }
+
+  /// The width the quote is wrapped to at `size`: the bounds less room for italic overhang.
+  func wrapWidth(_ size: Int) -> Double { max(1, boundsWidth - (Double(size) * FitMeasure.overhang).rounded(.up)) }
+
   func fits(_ block: PixelRect) -> Bool {
     block.width <= boundsWidth && block.height <= boundsHeight
   }
@@ -69,7 +82,7 @@ final class FitMeasure {
   /// when narrowing would go below that, the text holds something wider than the bounds at this
   /// size, and the block is returned as it is (too wide, so the size does not fit).
   func measure(_ size: Int, quoteWidth: Double? = nil) -> MeasuredBlock {
-    var width = max(1, boundsWidth - (Double(size) * FitMeasure.overhang).rounded(.up))
+    var width = wrapWidth(size)
     var narrowed = max(1, min(quoteWidth ?? width, width))
     var result = layOut(size, quoteWidth: narrowed, authorWidth: width)
     var attempts = 0

@@ -15,6 +15,10 @@ struct FittedText {
   let block: PixelRect
   /// How many sizes were laid out to find this one.
   let passes: Int
+  /// The largest candidate size that fits, as the search found it (`nil` when none does). The
+  /// quote is set at this size, or a little smaller for a better paragraph (see
+  /// ``TextFitter``'s break-lines phase), or smaller for verse kept whole.
+  let largestFit: Int?
 }
 
 /// Finds the largest candidate size at which the quote (and its author line) fit the draw bounds:
@@ -40,8 +44,7 @@ struct TextFitter {
 
   /// The quote and author layouts, set up for this fitter, and the measure over them.
   func makeMeasure(quote text: String, author: String, context: TextContext, family: String) -> FitMeasure {
-    let quote = TextLayout(context: context, text: text, family: family)
-    quote.setAlignment(alignment == .center ? .center : .natural)
+    let quote = makeQuoteLayout(text, context: context, family: family)
     var authorLayout: TextLayout? = nil
     if !author.isEmpty {
       // A directional mark gives the author line the quote's direction, so "natural" puts it
@@ -57,17 +60,29 @@ struct TextFitter {
     return FitMeasure(geometry: geometry, quote: quote, author: authorLayout, authorShiftFactor: authorShiftFactor)
   }
 
+  /// A quote layout for `text`, aligned as this fitter aligns.
+  func makeQuoteLayout(_ text: String, context: TextContext, family: String) -> TextLayout {
+    let quote = TextLayout(context: context, text: text, family: family)
+    quote.setAlignment(alignment == .center ? .center : .natural)
+    return quote
+  }
+
   func fit(quote text: String, author: String, context: TextContext, family: String) -> FittedText {
     let measure = makeMeasure(quote: text, author: author, context: context, family: family)
     let sizes = geometry.candidateSizes
     let placed: (size: Int, measured: MeasuredBlock, truncated: Bool)
+    var largestFit: Int? = nil
     if let found = search(measure, sizes: sizes) {
-      let (size, measured) = breakLines(measure, text: text, size: sizes[found.index], measured: found.measured)
+      largestFit = sizes[found.index]
+      let (size, measured) = breakLines(
+        measure, text: text, size: sizes[found.index], measured: found.measured,
+        makeLayout: { makeQuoteLayout($0, context: context, family: family) })
       placed = (size, measured, false)
     } else {
       placed = (geometry.minimumSize, truncate(measure), true)
     }
-    return place(measure, size: placed.size, measured: placed.measured, truncated: placed.truncated)
+    return place(
+      measure, size: placed.size, measured: placed.measured, truncated: placed.truncated, largestFit: largestFit)
   }
 
   // MARK: Search
@@ -101,26 +116,92 @@ struct TextFitter {
   // MARK: Break lines
 
   /// The size and line breaks the text is set with, given the largest size that fits and its
-  /// measure (which the layouts are in). Verse (text with its own line breaks) reads best with
-  /// each line whole: if a size not much smaller than the fitted one keeps every line unwrapped,
-  /// it is taken as it is. Prose is balanced where the preset wants it.
-  private func breakLines(_ measure: FitMeasure, text: String, size: Int, measured: MeasuredBlock) -> (
-    size: Int, measured: MeasuredBlock
-  ) {
-    guard geometry.balancesLines else { return (size, measured) }
+  /// measure (which the layouts are in).
+  ///
+  /// 1. Verse (text with its own line breaks) reads best with each line whole: if a size not much
+  ///    smaller than the fitted one (70 %) keeps every line unwrapped, it is taken as it is.
+  /// 2. Otherwise ``LineBreaker`` chooses the breaks for each whole paragraph, in as many lines as
+  ///    a greedy wrap needs. Verse lines that must wrap get a hanging indent on their turnovers.
+  /// 3. **The smaller-size rule.** Where the best paragraph at the fitted size still has a flaw
+  ///    (a stranded last word, a last line under a third of the others, a one-word inner line),
+  ///    the candidates down to 95 % of that size are tried, largest first, and the first whose
+  ///    paragraph has no flaw is taken. `classic` keeps the app's size: only its breaks change.
+  ///
+  /// The breaks are applied as explicit line separators in a new quote layout, which is measured
+  /// again; if it does not come out as planned (same line count, inside the bounds), the greedy
+  /// wrap at the fitted size stays.
+  private func breakLines(
+    _ measure: FitMeasure, text: String, size: Int, measured: MeasuredBlock, makeLayout: (String) -> TextLayout
+  ) -> (size: Int, measured: MeasuredBlock) {
     let isVerse = text.contains("\n")
-    if isVerse {
+    if isVerse && geometry.balancesLines {
       let verseLines = text.split(separator: "\n", omittingEmptySubsequences: false).count
       if measure.quote.lineCount == verseLines { return (size, measured) }
       if let whole = unwrappedSize(measure.quote, below: size), whole * 10 >= size * 7 {
         let atWhole = measure.measure(whole)
         if measure.fits(atWhole.block) && measure.quote.lineCount == verseLines { return (whole, atWhole) }
       }
-      return (size, measure.measure(size))
     }
-    guard measure.quote.lineCount > 1 else { return (size, measured) }
-    // The layouts must end in the state the result describes.
-    return (size, balance(measure, size: size) ?? measure.measure(size))
+    guard measure.quote.lineCount > 1 || isVerse else { return (size, measured) }
+    let breaker = LineBreaker(model: measure.breakModel())
+    let indent = isVerse ? TextFitter.turnoverIndent * TextLayout.referenceSize : 0
+    /// The breaks at one candidate size, at the width ``FitMeasure`` wraps to there.
+    func plan(_ candidate: Int) -> LineBreaker.Result? {
+      let pixels = measure.wrapWidth(candidate)
+      return breaker.breaks(width: pixels * TextLayout.referenceSize / Double(candidate), indent: indent)
+    }
+    var plans: [(size: Int, result: LineBreaker.Result)] = []
+    if let atSize = plan(size) {
+      if atSize.hasDefect && geometry.balancesLines {
+        let floor = Int((Double(size) * TextFitter.smallerSizeShare).rounded(.up))
+        if let better = geometry.candidateSizes.lazy.filter({ $0 < size && $0 >= floor })
+          .compactMap({ candidate in plan(candidate).map { (candidate, $0) } })
+          .first(where: { !$0.1.hasDefect })
+        {
+          plans.append(better)
+        }
+      }
+      plans.append((size, atSize))
+    }
+    let original = measure.quote
+    for (candidate, result) in plans {
+      if result.breaks.isEmpty && !result.wrapsAParagraph {
+        // Every paragraph fits one line: nothing to place by hand.
+        measure.replaceQuote(original)
+        let plain = measure.measure(candidate)
+        if measure.fits(plain.block) && original.lineCount == result.lineCount { return (candidate, plain) }
+        continue
+      }
+      let layout = makeLayout(TextFitter.text(of: breaker.model, breakingBefore: result.breaks))
+      if isVerse && result.wrapsAParagraph { layout.setHangingIndent(ems: TextFitter.turnoverIndent) }
+      measure.replaceQuote(layout)
+      let broken = measure.measure(candidate)
+      if measure.fits(broken.block) && layout.lineCount == result.lineCount { return (candidate, broken) }
+    }
+    measure.replaceQuote(original)
+    return (size, measure.measure(size))
+  }
+
+  /// How far (a share of the fitted size) the smaller-size rule may go for a better paragraph.
+  static let smallerSizeShare = 0.95
+  /// A wrapped verse line's turnover indent, in ems.
+  static let turnoverIndent = 1.0
+
+  /// The text with a line separator (U+2028) before each break: it replaces the white space a
+  /// break follows, or is inserted where there is none (inside a URL, between ideographs).
+  static func text(of model: BreakModel, breakingBefore breaks: [Int]) -> String {
+    var scalars = String.UnicodeScalarView()
+    var start = 0
+    for position in breaks + [model.scalars.count] {
+      var end = position
+      if position < model.scalars.count {
+        while end > start && model.isWhite[end - 1] && model.scalars[end - 1] != "\n" { end -= 1 }
+      }
+      scalars.append(contentsOf: model.scalars[start..<end])
+      if position < model.scalars.count { scalars.append("\u{2028}") }
+      start = position
+    }
+    return String(scalars)
   }
 
   /// The largest candidate, no larger than `limit`, at which the quote's widest line fits the
@@ -133,24 +214,6 @@ struct TextFitter {
     // Leave the room `measure` leaves for italic overhang, and a pixel or so more.
     let widest = Double(geometry.drawBounds.width) / (natural + FitMeasure.overhang + 0.02)
     return geometry.candidateSizes.first { $0 <= limit && Double($0) <= widest }
-  }
-
-  /// Narrows the quote's wrap width as far as it goes without adding a line, so the lines come out
-  /// even instead of long lines over a one-word last line. A bisection of about seven layouts.
-  private func balance(_ measure: FitMeasure, size: Int) -> MeasuredBlock? {
-    let quote = measure.quote
-    let full = Double(geometry.drawBounds.width)
-    _ = measure.measure(size, quoteWidth: full)
-    let lines = quote.lineCount
-    var wide = full
-    var narrow = full / 2
-    while wide - narrow > max(2, Double(size) * 0.25) {
-      let middle = (wide + narrow) / 2
-      let result = measure.measure(size, quoteWidth: middle)
-      if quote.lineCount == lines && measure.fits(result.block) { wide = middle } else { narrow = middle }
-    }
-    let result = measure.measure(size, quoteWidth: wide)
-    return measure.fits(result.block) && quote.lineCount == lines ? result : nil
   }
 
   // MARK: Truncate
@@ -186,7 +249,9 @@ struct TextFitter {
   // MARK: Place
 
   /// Centres the block in the draw bounds.
-  private func place(_ measure: FitMeasure, size: Int, measured: MeasuredBlock, truncated: Bool) -> FittedText {
+  private func place(
+    _ measure: FitMeasure, size: Int, measured: MeasuredBlock, truncated: Bool, largestFit: Int?
+  ) -> FittedText {
     let bounds = geometry.drawBounds
     let block = measured.block
     let dx = Double(bounds.x) + (Double(bounds.width) - block.width) / 2 - block.x
@@ -195,6 +260,6 @@ struct TextFitter {
       quote: measure.quote, author: measure.author, quoteSize: size,
       authorSize: measure.authorSize(forQuoteSize: size), truncated: truncated || measure.quote.isEllipsized,
       quoteOrigin: (dx, dy), authorOrigin: (dx + measured.authorOffset.x, dy + measured.authorOffset.y),
-      block: block.offsetBy(dx: dx, dy: dy), passes: measure.passes)
+      block: block.offsetBy(dx: dx, dy: dy), passes: measure.passes, largestFit: largestFit)
   }
 }

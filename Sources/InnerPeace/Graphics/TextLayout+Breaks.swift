@@ -1,0 +1,83 @@
+internal import CInnerPeace
+
+/// What a line breaker needs to know about a text, read from one unwrapped layout at the
+/// reference size: each character's advance, and where Pango's own rules allow a break.
+///
+/// Characters are Unicode scalars, as in Pango's log attributes. Widths are in pixels at
+/// ``TextLayout/referenceSize``; a layout at another size is this one scaled.
+struct BreakModel {
+  /// The text, one scalar per character.
+  let scalars: [Unicode.Scalar]
+  /// The advance of each character (a cluster's width is given to its first character).
+  let advances: [Double]
+  /// For each position `0...scalars.count`: Pango allows a line break before that character.
+  let allowsBreak: [Bool]
+  /// ...and a break there is mandatory (after a paragraph separator, and at the end).
+  let mustBreak: [Bool]
+  /// ...and a break inside a word (between grapheme clusters) is possible there.
+  let allowsCharacterBreak: [Bool]
+  /// For each character: it is white space.
+  let isWhite: [Bool]
+}
+
+extension TextLayout {
+  /// The break model of this layout's text. Leaves the layout unwrapped (callers set a width
+  /// again before measuring).
+  func breakModel() -> BreakModel {
+    setUnlimitedWidth()
+    let text = self.text
+    let scalars = Array(text.unicodeScalars)
+    // Byte offset of each character, to map Pango's byte indexes back to characters.
+    var characterAtByte: [Int: Int] = [:]
+    characterAtByte.reserveCapacity(scalars.count)
+    var offset = 0
+    for (index, scalar) in scalars.enumerated() {
+      characterAtByte[offset] = index
+      offset += UTF8.width(scalar)
+    }
+    var advances = [Double](repeating: 0, count: scalars.count)
+    if let iterator = pango_layout_get_iter(handle) {
+      defer { pango_layout_iter_free(iterator) }
+      let unit = Double(innerpeace_pango_scale)
+      repeat {
+        guard pango_layout_iter_get_run_readonly(iterator) != nil else { continue }
+        var logical = PangoRectangle()
+        pango_layout_iter_get_cluster_extents(iterator, nil, &logical)
+        if let character = characterAtByte[Int(pango_layout_iter_get_index(iterator))] {
+          advances[character] += abs(Double(logical.width)) / unit
+        }
+      } while pango_layout_iter_next_cluster(iterator) != 0
+    }
+    var count: Int32 = 0
+    var allowsBreak = [Bool](repeating: false, count: scalars.count + 1)
+    var mustBreak = allowsBreak
+    var allowsCharacterBreak = allowsBreak
+    var isWhite = [Bool](repeating: false, count: scalars.count)
+    if let attributes = pango_layout_get_log_attrs_readonly(handle, &count) {
+      for index in 0..<min(Int(count), scalars.count + 1) {
+        let attribute = attributes[index]
+        allowsBreak[index] = attribute.is_line_break != 0
+        mustBreak[index] = attribute.is_mandatory_break != 0
+        allowsCharacterBreak[index] = attribute.is_char_break != 0
+        if index < scalars.count { isWhite[index] = attribute.is_white != 0 }
+      }
+    }
+    mustBreak[scalars.count] = true
+    return BreakModel(
+      scalars: scalars, advances: advances, allowsBreak: allowsBreak, mustBreak: mustBreak,
+      allowsCharacterBreak: allowsCharacterBreak, isWhite: isWhite)
+  }
+
+  /// The layout's text.
+  var text: String {
+    guard let text = pango_layout_get_text(handle) else { return "" }
+    return String(cString: text)
+  }
+
+  /// Indents every line but the first of each paragraph by `ems` of the layout's size (a hanging
+  /// indent for verse turnovers); 0 removes it.
+  func setHangingIndent(ems: Double) {
+    let units = -ems * TextLayout.referenceSize * Double(innerpeace_pango_scale)
+    pango_layout_set_indent(handle, Int32(max(-TextLayout.maximumPangoLength, min(0, units.rounded()))))
+  }
+}
