@@ -21,9 +21,10 @@ struct FitScanTests {
   }
 
   /// Fits `text` and scans for it; returns the disagreement, if any. The search must find exactly
-  /// the scan's size. The quote may then be set a little smaller: down to 95 % of it for a better
-  /// paragraph (only where the paragraph at the largest size has a flaw), or, for verse on a preset
-  /// that balances lines, down to 70 % where that keeps every line whole.
+  /// the scan's size. The quote may then be set smaller, on presets that balance lines: down to
+  /// 95 % of it for a paragraph without flaws, 70 % for one that strands no word (only where the
+  /// paragraph at the largest size has a flaw), or, for verse, 70 % where that keeps every line
+  /// whole.
   func check(_ label: String, text: String, author: String, preset: Preset) throws -> Mismatch? {
     let (fitted, scanned) = try renderer.fitAndScan(text, author: author, preset: preset)
     if !fitted.truncated {
@@ -41,7 +42,9 @@ struct FitScanTests {
     {
       return nil
     }
-    let floor = Int((Double(scanned) * TextFitter.smallerSizeShare).rounded(.up))
+    // The smaller-size rule: within 95 % for a flawless paragraph, within 70 % for one that
+    // strands no word (LineBreakingTests checks the paragraphs themselves).
+    let floor = Int((Double(scanned) * TextFitter.unstrandedSizeShare).rounded(.up))
     if preset.geometry.balancesLines, fitted.quoteSize >= floor, fitted.quoteSize < scanned { return nil }
     return Mismatch(label: label, preset: preset, fitted: fitted.quoteSize, scanned: scanned)
   }

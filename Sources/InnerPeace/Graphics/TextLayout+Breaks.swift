@@ -74,6 +74,12 @@ extension TextLayout {
     return String(cString: text)
   }
 
+  /// Sets each paragraph on one line, ellipsized at the end where it is wider than the width.
+  func ellipsizeEachLine() {
+    pango_layout_set_ellipsize(handle, PANGO_ELLIPSIZE_END)
+    pango_layout_set_height(handle, -1)
+  }
+
   /// Indents every line but the first of each paragraph by `ems` of the layout's size (a hanging
   /// indent for verse turnovers); 0 removes it.
   func setHangingIndent(ems: Double) {

@@ -123,16 +123,18 @@ public final class CardRenderer: Sendable {
   /// Fits the text as ``fitText(_:author:preset:alignment:)`` does, and also finds the largest
   /// candidate that fits by an exhaustive scan with the fitter's own measure, one layout per size
   /// (`nil` when none fits). For tests: the two must agree.
-  func fitAndScan(_ text: String, author: String, preset: Preset, alignment: TextAlignment = .natural)
-    throws(InnerPeaceError) -> (fitted: FittedText, scanned: Int?)
-  {
+  func fitAndScan(
+    _ text: String, author: String, preset: Preset, alignment: TextAlignment = .natural, scan: Bool = true
+  ) throws(InnerPeaceError) -> (fitted: FittedText, scanned: Int?) {
     let quote = try TextRules.quote(text)
     let author = try TextRules.author(author)
     let context = TextContext(fontMap: FontSetup.threadFontMap(bundledFontPath: fontPath))
     let fitter = TextFitter(geometry: preset.geometry, alignment: alignment)
     let sizes = preset.geometry.candidateSizes
-    let scanned = fitter.makeMeasure(quote: quote, author: author, context: context, family: FontSetup.family)
-      .scanForLargestFit(sizes).map { sizes[$0] }
+    let scanned =
+      scan
+      ? fitter.makeMeasure(quote: quote, author: author, context: context, family: FontSetup.family)
+        .scanForLargestFit(sizes).map { sizes[$0] } : nil
     let fitted = fitter.fit(quote: quote, author: author, context: context, family: FontSetup.family)
     return (fitted, scanned)
   }

@@ -19,6 +19,8 @@ final class FitMeasure {
   /// Where the author line's edge goes relative to the quote's, when the quote is wrapped
   /// narrower than the author line: 0 keeps left edges together, 1 right edges, 0.5 centres.
   let authorShiftFactor: Double
+  /// The width the quote was last wrapped to, in pixels.
+  private(set) var quoteWidth = 0.0
   /// How many times the text was laid out.
   private(set) var passes = 0
 
@@ -32,13 +34,49 @@ final class FitMeasure {
     self.authorShiftFactor = authorShiftFactor
   }
 
-  /// The author line's size for a quote size: smaller, but never below legibility.
-  func authorSize(forQuoteSize size: Int) -> Double {
+  /// The author line's size for a quote size, before it is fitted to the width: smaller than the
+  /// quote, but never below legibility.
+  func baseAuthorSize(forQuoteSize size: Int) -> Double {
     max(Double(size) * 0.48, min(Double(size) * 0.8, Double(geometry.minimumSize)))
   }
 
-  /// Room between the quote's last line and the author line.
-  func gap(forQuoteSize size: Int) -> Double { authorSize(forQuoteSize: size) * 0.6 }
+  /// The smallest size the author line shrinks to before it is ellipsized instead.
+  var minimumAuthorSize: Double { max(12, Double(geometry.minimumSize) * 0.75) }
+
+  /// The author line's width unwrapped, at the reference size (measured once).
+  private lazy var authorNaturalWidth: Double = {
+    guard let author else { return 0 }
+    passes += 1
+    author.setPixelSize(TextLayout.referenceSize)
+    author.setUnlimitedWidth()
+    return author.extents.logical.width
+  }()
+
+  /// The largest author size at which its line fits `width` unwrapped.
+  private func authorSizeFitting(_ width: Double) -> Double {
+    let natural = authorNaturalWidth
+    return natural > 0 ? width / natural * TextLayout.referenceSize : .infinity
+  }
+
+  /// The author line's size for a quote size. The author line never wraps: where it is wider
+  /// than the quote's wrap width it shrinks, down to ``minimumAuthorSize``, and is then
+  /// ellipsized (the author layout ellipsizes its one line).
+  func authorSize(forQuoteSize size: Int) -> Double {
+    let base = baseAuthorSize(forQuoteSize: size)
+    return max(min(base, minimumAuthorSize), min(base, authorSizeFitting(wrapWidth(size)) * 0.999))
+  }
+
+  /// A lower bound of ``authorSize(forQuoteSize:)`` for `size` and every larger candidate,
+  /// nondecreasing in the size (the base size grows with the quote, the width only shrinks to
+  /// its value at the start size).
+  private func authorSizeLowerBound(forQuoteSize size: Int) -> Double {
+    let base = baseAuthorSize(forQuoteSize: size)
+    return max(min(base, minimumAuthorSize), min(base, authorSizeFitting(wrapWidth(geometry.startSize)) * 0.999))
+  }
+
+  /// Room between the quote's last line and the author line (from the base size, so it does
+  /// not change when a long author line shrinks).
+  func gap(forQuoteSize size: Int) -> Double { baseAuthorSize(forQuoteSize: size) * 0.6 }
 
   private var boundsWidth: Double { Double(geometry.drawBounds.width) }
   private var boundsHeight: Double { Double(geometry.drawBounds.height) }
@@ -64,6 +102,7 @@ final class FitMeasure {
     passes += 1
     quote.setPixelSize(Double(size))
     quote.setWidth(quoteWidth)
+    self.quoteWidth = quoteWidth
     var block = quote.bounds
     var offset = (x: 0.0, y: 0.0)
     if let author {
@@ -97,11 +136,20 @@ final class FitMeasure {
     return result
   }
 
+  /// Lays out a quote whose lines are already broken (with line separators) at `size`: wrapped
+  /// to the full bounds width only as a safety net, so Pango keeps the breaks as planned even
+  /// where its measure of a line differs from the planner's by a pixel. Whether the block fits
+  /// is for the caller to check, as always.
+  func measureBroken(_ size: Int) -> MeasuredBlock {
+    layOut(size, quoteWidth: boundsWidth, authorWidth: wrapWidth(size))
+  }
+
   /// Whether `size` can fit at all, by a bound that is monotonic in the size: `false` here means
   /// neither this size nor any larger one fits, `true` only that it might.
   ///
   /// The bound lays the text out with the widest wrap any measure uses, the full bounds width,
-  /// and counts only line boxes. ``measure(_:quoteWidth:)`` wraps no wider, so its lines are no
+  /// and counts only line boxes (the author line's at a size no larger than at any larger
+  /// candidate). ``measure(_:quoteWidth:)`` wraps no wider, so its lines are no
   /// fewer and its block is no smaller than these line boxes. And a layout is made at a
   /// reference size and scaled, so a larger size is the same text wrapped to a narrower width
   /// (in reference units) and scaled up: no fewer lines, each taller. The same holds for a
@@ -114,11 +162,10 @@ final class FitMeasure {
     var width = lines.width
     var bottom = lines.maxY
     if let author {
-      author.setPixelSize(authorSize(forQuoteSize: size))
+      // One line (it never wraps), at most as wide as its wrap width: only its height counts.
+      author.setPixelSize(authorSizeLowerBound(forQuoteSize: size))
       author.setWidth(boundsWidth)
-      let authorLines = author.extents.logical
-      width = max(width, authorLines.width)
-      bottom += gap(forQuoteSize: size) + authorLines.maxY
+      bottom += gap(forQuoteSize: size) + author.extents.logical.maxY
     }
     return width <= boundsWidth && bottom - lines.y <= boundsHeight
   }

@@ -24,8 +24,6 @@ struct LineBreaker {
     static let breakAfterFirstWord = 3.0
     /// Weight of a last line's shortfall against the mean (others pay 1).
     static let lastLineShortfall = 0.25
-    /// Costs at or above this mark a paragraph with a defect a reader would notice.
-    static let defect = 3.0
   }
 
   /// The breaks for a text at one width: positions (character indexes) where a line starts.
@@ -34,10 +32,11 @@ struct LineBreaker {
     var breaks: [Int]
     /// Lines in all.
     var lineCount: Int
-    /// The total cost; at or above ``Cost/defect`` the paragraph has a visible flaw.
+    /// The total cost.
     var cost: Double
-    /// Whether some paragraph has a stranded last word, a short last line or a one-word inner
-    /// line.
+    /// Whether some paragraph ends on one word or has a one-word line inside.
+    var strandsAWord: Bool
+    /// Whether some paragraph strands a word or has a last line under a third of the mean.
     var hasDefect: Bool
     /// Whether some paragraph (verse line) wraps.
     var wrapsAParagraph: Bool
@@ -51,13 +50,15 @@ struct LineBreaker {
   /// The best breaks at `width` (pixels at the reference size), with turnover lines `indent`
   /// narrower; `nil` when some unit cannot be made to fit the width.
   func breaks(width: Double, indent: Double = 0) -> Result? {
-    var result = Result(breaks: [], lineCount: 0, cost: 0, hasDefect: false, wrapsAParagraph: false)
+    var result = Result(
+      breaks: [], lineCount: 0, cost: 0, strandsAWord: false, hasDefect: false, wrapsAParagraph: false)
     for paragraph in paragraphs() {
       guard let set = breakParagraph(paragraph, width: width, turnoverWidth: width - indent) else { return nil }
       result.breaks += set.breaks
       result.lineCount += set.breaks.count + 1
       result.cost += set.cost
       result.hasDefect = result.hasDefect || set.hasDefect
+      result.strandsAWord = result.strandsAWord || set.strandsAWord
       result.wrapsAParagraph = result.wrapsAParagraph || !set.breaks.isEmpty
     }
     return result
@@ -82,16 +83,36 @@ struct LineBreaker {
     scalar == "\n" || scalar == "\r" || scalar == "\u{2029}" || scalar == "\u{2028}" || scalar == "\u{85}"
   }
 
+  /// Whether a break before `position` starts a new word: after white space, or beside an
+  /// ideograph, kana or Hangul (scripts that break between letters). A break after a hyphen or
+  /// a dash does not: "long-lived." alone on a line is one word.
+  func startsWord(at position: Int) -> Bool {
+    guard position > 0, position < model.scalars.count else { return true }
+    if model.isWhite[position - 1] { return true }
+    return Self.breaksBetweenLetters(model.scalars[position - 1]) || Self.breaksBetweenLetters(model.scalars[position])
+  }
+
+  static func breaksBetweenLetters(_ scalar: Unicode.Scalar) -> Bool {
+    if scalar.properties.isIdeographic { return true }
+    switch scalar.value {
+    case 0x3040...0x30FF, 0x31F0...0x31FF, 0xFF66...0xFF9F: return true  // kana
+    case 0x3000...0x303F, 0xFF00...0xFF65: return true  // CJK punctuation, full-width forms
+    case 0x1100...0x11FF, 0x3130...0x318F, 0xAC00...0xD7AF: return true  // Hangul
+    default: return false
+    }
+  }
+
   // MARK: One paragraph
 
   private struct ParagraphBreaks {
     var breaks: [Int]
     var cost: Double
-    var hasDefect: Bool
+    var hasDefect: Bool = false
+    var strandsAWord: Bool = false
   }
 
   private func breakParagraph(_ range: Range<Int>, width: Double, turnoverWidth: Double) -> ParagraphBreaks? {
-    guard !range.isEmpty else { return ParagraphBreaks(breaks: [], cost: 0, hasDefect: false) }
+    guard !range.isEmpty else { return ParagraphBreaks(breaks: [], cost: 0) }
     // Prefix sums of the advances, so a line's width is two lookups.
     var prefix = [Double](repeating: 0, count: range.count + 1)
     for (offset, index) in range.enumerated() { prefix[offset + 1] = prefix[offset] + model.advances[index] }
@@ -121,7 +142,7 @@ struct LineBreaker {
         guard lineWidth(points[lineStart], points[index]) <= turnoverWidth else { return nil }
       }
     }
-    if lines == 1 { return ParagraphBreaks(breaks: [], cost: 0, hasDefect: false) }
+    if lines == 1 { return ParagraphBreaks(breaks: [], cost: 0) }
 
     let mean = lineWidth(points[0], points[total - 1]) / Double(lines)
     /// Words on the line `points[from]..<points[to]`.
@@ -180,21 +201,23 @@ struct LineBreaker {
       breaks.append(points[point])
     }
     breaks.reverse()
-    // A defect: a penalty a reader would notice, on any line.
-    var hasDefect = false
+    // The flaws a reader notices, line by line.
+    var result = ParagraphBreaks(breaks: breaks, cost: best[lines - 1][total - 1])
     var from = 0
     for (line, position) in (breaks + [range.upperBound]).enumerated() {
       let to = points.firstIndex(of: position) ?? total - 1
-      if let value = cost(from, to, line: line), value >= Cost.defect, line > 0 { hasDefect = true }
+      let isLast = to == total - 1
+      if line > 0 && words(from, to) == 1 { result.strandsAWord = true }
+      if isLast && lineWidth(points[from], points[to]) < mean / 3 { result.hasDefect = true }
       from = to
     }
-    return ParagraphBreaks(breaks: breaks, cost: best[lines - 1][total - 1], hasDefect: hasDefect)
+    result.hasDefect = result.hasDefect || result.strandsAWord
+    return result
   }
 
   /// The positions inside `range` where a line may break: Pango's break opportunities, plus,
   /// inside a unit wider than `narrowest`, breaks after `/ ? & = -` and then between
-  /// characters. `startsWord` marks Pango's own opportunities: a line holds one word when it
-  /// holds none of them (a word, a URL, one ideograph).
+  /// characters. `startsWord` marks where a new word starts (see ``startsWord(at:)``).
   private func breakPositions(
     in range: Range<Int>, narrowest: Double, lineWidth: (Int, Int) -> Double
   ) -> [(position: Int, startsWord: Bool)] {
@@ -217,7 +240,7 @@ struct LineBreaker {
     for position in (range.lowerBound + 1)..<max(range.lowerBound + 1, range.upperBound)
     where model.allowsBreak[position] {
       addInner(unitStart, position)
-      result.append((position, true))
+      result.append((position, startsWord(at: position)))
       unitStart = position
     }
     addInner(unitStart, range.upperBound)

@@ -52,6 +52,7 @@ struct TextFitter {
       let mark = quote.isRightToLeft ? "\u{200F}" : "\u{200E}"
       let layout = TextLayout(context: context, text: "\(mark)\u{2014} \(author)", family: family)
       layout.setAlignment(alignment == .center ? .center : .natural)
+      layout.ellipsizeEachLine()
       authorLayout = layout
     }
     // Where the author line's edge goes relative to the quote's, when the quote is wrapped
@@ -124,8 +125,11 @@ struct TextFitter {
   ///    a greedy wrap needs. Verse lines that must wrap get a hanging indent on their turnovers.
   /// 3. **The smaller-size rule.** Where the best paragraph at the fitted size still has a flaw
   ///    (a stranded last word, a last line under a third of the others, a one-word inner line),
-  ///    the candidates down to 95 % of that size are tried, largest first, and the first whose
-  ///    paragraph has no flaw is taken. `classic` keeps the app's size: only its breaks change.
+  ///    smaller candidates are tried, largest first: the first within 95 % of the size whose
+  ///    paragraph has no flaw is taken; failing that, the first within 70 % (the verse rule's
+  ///    reach) that sets no word alone on a line. Narrow presets need the second rule for long
+  ///    words: on `story` "Everything harmonizes" fits one line only well below the largest size.
+  ///    `classic` keeps the app's size: only its breaks change.
   ///
   /// The breaks are applied as explicit line separators in a new quote layout, which is measured
   /// again; if it does not come out as planned (same line count, inside the bounds), the greedy
@@ -133,6 +137,9 @@ struct TextFitter {
   private func breakLines(
     _ measure: FitMeasure, text: String, size: Int, measured: MeasuredBlock, makeLayout: (String) -> TextLayout
   ) -> (size: Int, measured: MeasuredBlock) {
+    // How much narrower than usual the measure had to wrap at the fitted size (glyphs that
+    // overhang their line boxes more than usual), in proportion to the size.
+    let narrowing = max(0, measure.wrapWidth(size) - measure.quoteWidth) / Double(size)
     let isVerse = text.contains("\n")
     if isVerse && geometry.balancesLines {
       let verseLines = text.split(separator: "\n", omittingEmptySubsequences: false).count
@@ -146,44 +153,70 @@ struct TextFitter {
     let breaker = LineBreaker(model: measure.breakModel())
     let indent = isVerse ? TextFitter.turnoverIndent * TextLayout.referenceSize : 0
     /// The breaks at one candidate size, at the width ``FitMeasure`` wraps to there.
-    func plan(_ candidate: Int) -> LineBreaker.Result? {
-      let pixels = measure.wrapWidth(candidate)
+    func plan(_ candidate: Int, narrowedBy extra: Double = 0) -> LineBreaker.Result? {
+      let pixels = measure.wrapWidth(candidate) - narrowing * Double(candidate) - extra
       return breaker.breaks(width: pixels * TextLayout.referenceSize / Double(candidate), indent: indent)
     }
-    var plans: [(size: Int, result: LineBreaker.Result)] = []
-    if let atSize = plan(size) {
-      if atSize.hasDefect && geometry.balancesLines {
-        let floor = Int((Double(size) * TextFitter.smallerSizeShare).rounded(.up))
-        if let better = geometry.candidateSizes.lazy.filter({ $0 < size && $0 >= floor })
-          .compactMap({ candidate in plan(candidate).map { (candidate, $0) } })
-          .first(where: { !$0.1.hasDefect })
-        {
-          plans.append(better)
-        }
-      }
-      plans.append((size, atSize))
-    }
     let original = measure.quote
-    for (candidate, result) in plans {
+    /// Sets the planned breaks at `candidate` and measures them; `nil` when the block does not
+    /// come out as planned, inside the bounds.
+    func apply(_ candidate: Int, _ result: LineBreaker.Result) -> MeasuredBlock? {
       if result.breaks.isEmpty && !result.wrapsAParagraph {
         // Every paragraph fits one line: nothing to place by hand.
         measure.replaceQuote(original)
         let plain = measure.measure(candidate)
-        if measure.fits(plain.block) && original.lineCount == result.lineCount { return (candidate, plain) }
-        continue
+        return measure.fits(plain.block) && original.lineCount == result.lineCount ? plain : nil
       }
-      let layout = makeLayout(TextFitter.text(of: breaker.model, breakingBefore: result.breaks))
-      if isVerse && result.wrapsAParagraph { layout.setHangingIndent(ems: TextFitter.turnoverIndent) }
-      measure.replaceQuote(layout)
-      let broken = measure.measure(candidate)
-      if measure.fits(broken.block) && layout.lineCount == result.lineCount { return (candidate, broken) }
+      // Letters that overhang their line box more than usual (an italic "p" starting a line, a
+      // "d" ending one) can make the block too wide: then the paragraph is planned again, that
+      // much narrower, if it gains no flaw (it may take a line more, if the height allows).
+      var planned = result
+      for attempt in 0..<3 {
+        let layout = makeLayout(TextFitter.text(of: breaker.model, breakingBefore: planned.breaks))
+        if isVerse && planned.wrapsAParagraph { layout.setHangingIndent(ems: TextFitter.turnoverIndent) }
+        measure.replaceQuote(layout)
+        let broken = measure.measureBroken(candidate)
+        if measure.fits(broken.block) && layout.lineCount == planned.lineCount { return broken }
+        let excess = broken.block.width - Double(geometry.drawBounds.width)
+        guard attempt < 2, excess > 0, excess.isFinite, layout.lineCount == planned.lineCount,
+          let again = plan(candidate, narrowedBy: excess.rounded(.up) + 1),
+          again.strandsAWord == planned.strandsAWord || !again.strandsAWord,
+          again.hasDefect == planned.hasDefect || !again.hasDefect
+        else { return nil }
+        planned = again
+      }
+      return nil
     }
+    guard let atSize = plan(size) else {
+      measure.replaceQuote(original)
+      return (size, measure.measure(size))
+    }
+    if !atSize.hasDefect, let measured = apply(size, atSize) { return (size, measured) }
+    if geometry.balancesLines {
+      // Largest first: a candidate with no flaw within a few percent, or one that strands no
+      // word within 70 %; at most a few are set and measured. (Also where the plan at the size
+      // itself had no flaw but did not come out inside the bounds.)
+      let near = Int((Double(size) * TextFitter.smallerSizeShare).rounded(.up))
+      let far = Int((Double(size) * TextFitter.unstrandedSizeShare).rounded(.up))
+      var tries = 0
+      for candidate in geometry.candidateSizes where candidate < size && candidate >= far && tries < 8 {
+        guard let result = plan(candidate) else { continue }
+        let better = (candidate >= near && !result.hasDefect) || !result.strandsAWord
+        guard better else { continue }
+        tries += 1
+        if let measured = apply(candidate, result) { return (candidate, measured) }
+      }
+    }
+    if atSize.hasDefect, let measured = apply(size, atSize) { return (size, measured) }
     measure.replaceQuote(original)
     return (size, measure.measure(size))
   }
 
   /// How far (a share of the fitted size) the smaller-size rule may go for a better paragraph.
   static let smallerSizeShare = 0.95
+  /// How far the smaller-size rule may go to set no word alone on a line (as far as verse may go
+  /// to keep its lines whole).
+  static let unstrandedSizeShare = 0.7
   /// A wrapped verse line's turnover indent, in ems.
   static let turnoverIndent = 1.0
 
@@ -258,7 +291,8 @@ struct TextFitter {
     let dy = Double(bounds.y) + (Double(bounds.height) - block.height) / 2 - block.y
     return FittedText(
       quote: measure.quote, author: measure.author, quoteSize: size,
-      authorSize: measure.authorSize(forQuoteSize: size), truncated: truncated || measure.quote.isEllipsized,
+      authorSize: measure.authorSize(forQuoteSize: size),
+      truncated: truncated || measure.quote.isEllipsized || measure.author?.isEllipsized == true,
       quoteOrigin: (dx, dy), authorOrigin: (dx + measured.authorOffset.x, dy + measured.authorOffset.y),
       block: block.offsetBy(dx: dx, dy: dy), passes: measure.passes, largestFit: largestFit)
   }
