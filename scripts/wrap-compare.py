@@ -22,6 +22,7 @@ Builds nothing; loopback and file:// only (the page is a local file, the font a 
 import argparse
 import base64
 import json
+import math
 import os
 import re
 import shutil
@@ -176,7 +177,31 @@ def word_count(text):
     return sum(1 for token in text.split() if is_word(token))
 
 
-def score(lines):
+BREAKS_AFTER = set("-\u2010\u2011\u2012\u2013\u2014/?&=")
+
+
+def broken_words(text, lines):
+    """How many line ends fall inside a word: between two characters the source text does not
+    separate with whitespace, where the first is not a dash or a URL separator."""
+    chars = []  # (character, whether whitespace precedes it in the source)
+    space = False
+    for c in text:
+        if c.isspace() or c in "\u2028\u2029":
+            space = True
+        else:
+            chars.append((c, space))
+            space = False
+    position = broken = 0
+    for number, line in enumerate(lines):
+        length = sum(1 for c in line["text"] if not (c.isspace() or c in "\u2028\u2029"))
+        position += length
+        if number < len(lines) - 1 and 0 < position < len(chars):
+            if not chars[position][1] and chars[position - 1][0] not in BREAKS_AFTER:
+                broken += 1
+    return broken
+
+
+def score(lines, text):
     """The stranding figures for one paragraph's lines (each with text and width)."""
     multi = len(lines) >= 2
     longest = max((line["width"] for line in lines), default=0)
@@ -189,6 +214,7 @@ def score(lines):
         "short_last": multi and longest > 0 and last["width"] < 0.25 * longest,
         "inner_one_word": len(inner),
         "last_ratio": (last["width"] / longest) if multi and longest > 0 else 1.0,
+        "broken_words": broken_words(text, lines),
     }
 
 
@@ -216,8 +242,8 @@ def table(rows, title):
     """rows: {mode: [score, ...]} -> markdown lines."""
     out = [f"**{title}**", "",
            "| mode | paragraphs (2+ lines) | lines | ends on one word | last line < 1/4 of longest "
-           "| one-word inner lines (paragraphs) | median last/longest |",
-           "|---|---:|---:|---:|---:|---:|---:|"]
+           "| one-word inner lines (paragraphs) | words broken | median last/longest |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for mode in MODES:
         scores = rows.get(mode, [])
         multi = [s for s in scores if s["multi"]]
@@ -228,7 +254,7 @@ def table(rows, title):
         out.append(
             f"| {mode} | {len(multi)} | {sum(s['lines'] for s in scores)} | "
             f"{sum(1 for s in multi if s['ends_one_word'])} | {sum(1 for s in multi if s['short_last'])} | "
-            f"{inner_lines} ({inner_paragraphs}) | {median:.2f} |")
+            f"{inner_lines} ({inner_paragraphs}) | {sum(s['broken_words'] for s in scores)} | {median:.2f} |")
     return out
 
 
@@ -242,6 +268,10 @@ def main():
     parser.add_argument("--font", default=os.path.join(ROOT, "Fonts/EBGaramond12-Italic.otf"))
     parser.add_argument("--json", help="write every paragraph's lines in every mode here")
     parser.add_argument("--details", action="store_true", help="list the stranded paragraphs")
+    parser.add_argument("--width", choices=["chosen", "available"], default="chosen",
+                        help="set Chromium's paragraphs at innerpeace's wrap width (chosen; a balanced paragraph "
+                        "is narrowed) or at the widest wrap innerpeace's fitter allows at that size (available: "
+                        "the bounds less the italic overhang allowance, 0.12 of the size, as FitMeasure.overhang)")
     parser.add_argument("--timeout", type=float, default=110, help="seconds Chromium may take")
     args = parser.parse_args()
     presets = args.preset or PRESETS
@@ -253,7 +283,10 @@ def main():
     fitted = json.loads(subprocess.run(command, check=True, capture_output=True).stdout)
     prose = [f for f in fitted if not f["verse"] and not f["truncated"]]
     skipped = len(fitted) - len(prose)
-    items = [{"key": f"{f['preset']}/{f['quote']}", "size": f["size"], "width": f["wrapWidth"],
+    for f in prose:
+        f["chromiumWidth"] = (f["wrapWidth"] if args.width == "chosen"
+                              else max(f["wrapWidth"], f["boundsWidth"] - math.ceil(f["size"] * 0.12)))
+    items = [{"key": f"{f['preset']}/{f['quote']}", "size": f["size"], "width": f["chromiumWidth"],
               "text": f["text"], "lines": f["lines"]} for f in prose]
 
     with open(args.font, "rb") as handle:
@@ -281,25 +314,27 @@ def main():
         fit = by_key[entry["key"]]
         modes = entry["modes"]
         for mode in MODES:
-            scores[fit["preset"]][mode].append(score(modes[mode]))
+            scores[fit["preset"]][mode].append(score(modes[mode], fit["text"]))
         ours = [" ".join(line.split()) for line in fit["lines"]]
         theirs = [line["text"] for line in modes["wrap"]]
         same_count += len(ours) == len(theirs)
         same_lines += ours == theirs
         for mode in MODES:
-            s = score(modes[mode])
-            if s["ends_one_word"] or s["short_last"] or s["inner_one_word"]:
-                details.append((mode, entry["key"], fit["size"], fit["wrapWidth"], [l["text"] for l in modes[mode]]))
+            s = score(modes[mode], fit["text"])
+            if s["ends_one_word"] or s["short_last"] or s["inner_one_word"] or s["broken_words"]:
+                width = fit["wrapWidth"] if mode == "innerpeace" else fit["chromiumWidth"]
+                details.append((mode, entry["key"], fit["size"], width, [l["text"] for l in modes[mode]]))
         if args.json:
-            entry.update(size=fit["size"], width=fit["wrapWidth"])
+            entry.update(size=fit["size"], width=fit["wrapWidth"], chromiumWidth=fit["chromiumWidth"])
 
     elapsed = time.monotonic() - started
     version = re.search(r"Chrome/([\d.]+)", font_info["userAgent"])
-    print(f"Prose quotes set at innerpeace's size and wrap width: {len(prose)} paragraphs "
+    where = "wrap width" if args.width == "chosen" else "the widest wrap width its fitter allows at that size"
+    print(f"Prose quotes set at innerpeace's size and {where}: {len(prose)} paragraphs "
           f"({skipped} verse or truncated left out), Chromium {version.group(1) if version else '?'}, "
           f"font check: bundled face loaded (probe {font_info['probeWidth']:.1f} px, "
           f"fallback {font_info['fallbackWidth']:.1f} px).")
-    print(f"Engine agreement, Chromium `wrap` vs innerpeace's lines: same line count {same_count}/{len(prose)}, "
+    print(f"Engine agreement, Chromium `wrap` at {args.width} width vs innerpeace's lines: same line count {same_count}/{len(prose)}, "
           f"identical lines {same_lines}/{len(prose)}. {elapsed:.1f} s in all, Chromium {chromium_seconds:.1f} s "
           f"(font {font_info['fontMs']:.0f} ms, measuring {font_info['measureMs']:.0f} ms).")
     print()
