@@ -177,12 +177,9 @@ def word_count(text):
     return sum(1 for token in text.split() if is_word(token))
 
 
-BREAKS_AFTER = set("-\u2010\u2011\u2012\u2013\u2014/?&=")
-
-
 def broken_words(text, lines):
-    """How many line ends fall inside a word: between two characters the source text does not
-    separate with whitespace, where the first is not a dash or a URL separator."""
+    """How many line ends fall inside a word: between two letters or digits that the source text
+    does not separate with whitespace (a break after a hyphen, a dash or a slash is not counted)."""
     chars = []  # (character, whether whitespace precedes it in the source)
     space = False
     for c in text:
@@ -196,7 +193,7 @@ def broken_words(text, lines):
         length = sum(1 for c in line["text"] if not (c.isspace() or c in "\u2028\u2029"))
         position += length
         if number < len(lines) - 1 and 0 < position < len(chars):
-            if not chars[position][1] and chars[position - 1][0] not in BREAKS_AFTER:
+            if not chars[position][1] and chars[position - 1][0].isalnum() and chars[position][0].isalnum():
                 broken += 1
     return broken
 
