@@ -64,10 +64,10 @@ def label_font(size):
     return ImageFont.load_default(size)
 
 
-def batch(binary, out_dir, presets, jobs, catalog=None, count=None):
+def batch(binary, out_dir, presets, jobs, image_format, catalog=None, count=None):
     """Renders the catalog at the presets with `innerpeace batch`; returns {(index, preset): path}."""
     command = [binary, "batch", "--out-dir", out_dir, "--preset", ",".join(presets), "--jobs", str(jobs),
-               "--format", "png", "--quiet"]
+               "--format", image_format, "--quiet"]
     if catalog:
         command += ["--catalog", catalog]
     if count:
@@ -78,8 +78,8 @@ def batch(binary, out_dir, presets, jobs, catalog=None, count=None):
     if completed.stderr.strip():
         print(completed.stderr.strip(), file=sys.stderr)
     cards = {}
-    for path in glob.glob(os.path.join(out_dir, "*.png")):
-        match = re.fullmatch(r"(\d+)-(\w+)\.png", os.path.basename(path))
+    for path in glob.glob(os.path.join(out_dir, "*.*")):
+        match = re.fullmatch(r"(\d+)-(\w+)\.(png|jpg|jpeg|webp)", os.path.basename(path))
         if match:
             cards[(int(match.group(1)), match.group(2))] = path
     return cards
@@ -116,6 +116,7 @@ def main():
     parser.add_argument("--out", required=True, help="folder for the sheets (created if missing)")
     parser.add_argument("--jobs", type=int, default=2, help="cards rendered at once")
     parser.add_argument("--preset", action="append", help="limit the catalog sheets to these presets (repeatable)")
+    parser.add_argument("--format", default="jpeg", help="the cards' format: jpeg (quickest), png or webp")
     parser.add_argument("--count", type=int, help="only the first N catalog quotes")
     parser.add_argument("--skip-catalog", action="store_true")
     parser.add_argument("--skip-scripts", action="store_true")
@@ -127,7 +128,7 @@ def main():
     if not args.skip_catalog:
         presets = args.preset or PRESETS
         started = time.monotonic()
-        cards = batch(args.binary, os.path.join(args.out, "cards"), presets, args.jobs, count=args.count)
+        cards = batch(args.binary, os.path.join(args.out, "cards"), presets, args.jobs, args.format, count=args.count)
         print(f"catalog: {len(cards)} cards in {time.monotonic() - started:.0f} s", file=sys.stderr)
         for preset in presets:
             width, columns, rows = CATALOG_LAYOUT.get(preset, (320, 6, 5))
@@ -150,7 +151,7 @@ def main():
             with open(os.path.join(folder, "quotes.json"), "w", encoding="utf-8") as handle:
                 json.dump([{"text": text, "author": author} for _, text, author in SCRIPTS], handle, ensure_ascii=False)
             started = time.monotonic()
-            cards = batch(args.binary, os.path.join(args.out, "scripts"), SCRIPT_PRESETS, args.jobs, catalog=folder)
+            cards = batch(args.binary, os.path.join(args.out, "scripts"), SCRIPT_PRESETS, args.jobs, args.format, catalog=folder)
             print(f"scripts: {len(cards)} cards in {time.monotonic() - started:.0f} s", file=sys.stderr)
         for preset in SCRIPT_PRESETS:
             width, columns = SCRIPT_LAYOUT[preset]
