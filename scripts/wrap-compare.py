@@ -278,6 +278,7 @@ def main():
     if args.catalog:
         command += ["--catalog", args.catalog]
     fitted = json.loads(subprocess.run(command, check=True, capture_output=True).stdout)
+    wrapped_authors = [f"{f['preset']}/{f['quote']}" for f in fitted if len(f.get("authorLines", [])) > 1]
     prose = [f for f in fitted if not f["verse"] and not f["truncated"]]
     skipped = len(fitted) - len(prose)
     for f in prose:
@@ -334,6 +335,8 @@ def main():
     print(f"Engine agreement, Chromium `wrap` at {args.width} width vs innerpeace's lines: same line count {same_count}/{len(prose)}, "
           f"identical lines {same_lines}/{len(prose)}. {elapsed:.1f} s in all, Chromium {chromium_seconds:.1f} s "
           f"(font {font_info['fontMs']:.0f} ms, measuring {font_info['measureMs']:.0f} ms).")
+    print(f"Author lines that wrap (all {len(fitted)} cards, verse included): {len(wrapped_authors)}"
+          + (f" ({', '.join(wrapped_authors[:12])}{', ...' if len(wrapped_authors) > 12 else ''})." if wrapped_authors else "."))
     print()
     for preset in presets:
         print("\n".join(table(scores[preset], preset)))

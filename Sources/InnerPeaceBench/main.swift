@@ -143,6 +143,8 @@ struct FittedLines: Encodable {
   /// The draw bounds' width, in pixels: the widest any line may be, overhang included.
   let boundsWidth: Int
   let lines: [String]
+  /// The author line as set, "— " and all: more than one line means it wrapped.
+  let authorLines: [String]
   let text: String
 }
 
@@ -175,7 +177,8 @@ func lines(_ arguments: [String]) throws {
         FittedLines(
           preset: preset.description, quote: number, verse: quote.text.contains("\n"), truncated: fit.truncated,
           size: fit.fontSize, wrapWidth: (fit.wrapWidth * 1000).rounded(.down) / 1000,
-          boundsWidth: preset.geometry.drawBounds.width, lines: fit.lines, text: quote.text))
+          boundsWidth: preset.geometry.drawBounds.width, lines: fit.lines,
+          authorLines: fit.authorLines.map { $0.filter { $0 != "\u{200E}" && $0 != "\u{200F}" } }, text: quote.text))
     }
   }
   let encoder = JSONEncoder()

@@ -40,6 +40,14 @@ struct LineTextsTests {
     #expect(TextLayout.cleanLine("a\u{2028}b") == "ab")
   }
 
+  @Test("The author line's lines come back too, and none without an author")
+  func author() throws {
+    let fit = try renderer.fitText("Peace comes from within.", author: "Anonymous", preset: .og)
+    #expect(fit.authorLines.count == 1)
+    #expect(fit.authorLines.first?.hasSuffix("\u{2014} Anonymous") == true)
+    #expect(try renderer.fitText("Peace comes from within.", author: "", preset: .og).authorLines.isEmpty)
+  }
+
   @Test(
     "Catalog prose: the lines hold the whole text in order, within the reported wrap width",
     arguments: [

@@ -106,12 +106,12 @@ public final class CardRenderer: Sendable {
 
   /// Fits a quote without drawing it, for tests and tools: the fitted size, whether it was
   /// truncated, the block's rectangle on the canvas (x, y, width, height), the layout passes,
-  /// the quote's wrap width in pixels at the fitted size, and the text of each of its lines as
-  /// set (U+2028 and trailing whitespace removed).
+  /// the quote's wrap width in pixels at the fitted size, and the text of each line of the quote
+  /// and of the author line as set (U+2028 and trailing whitespace removed; no author, no lines).
   public func fitText(_ text: String, author: String, preset: Preset, alignment: TextAlignment = .natural)
     throws(InnerPeaceError) -> (
       fontSize: Int, truncated: Bool, block: (x: Double, y: Double, width: Double, height: Double), passes: Int,
-      wrapWidth: Double, lines: [String]
+      wrapWidth: Double, lines: [String], authorLines: [String]
     )
   {
     let quote = try TextRules.quote(text)
@@ -124,7 +124,7 @@ public final class CardRenderer: Sendable {
     let wrapWidth = fitted.quote.wrapWidth ?? fitted.quote.bounds.width
     return (
       fitted.quoteSize, fitted.truncated, (block.x, block.y, block.width, block.height), fitted.passes,
-      wrapWidth, fitted.quote.lineTexts
+      wrapWidth, fitted.quote.lineTexts, fitted.author?.lineTexts ?? []
     )
   }
 
