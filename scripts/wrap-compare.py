@@ -118,7 +118,6 @@ function lines(element) {
 }
 
 async function main() {
-  const t0 = performance.now();
   const data = JSON.parse(document.getElementById("data").textContent);
   await document.fonts.load('italic 100px "IPGaramond"', PROBE);
   await document.fonts.ready;
@@ -129,7 +128,6 @@ async function main() {
                  probeWidth: probe.getBoundingClientRect().width,
                  fallbackWidth: fallback.getBoundingClientRect().width,
                  userAgent: navigator.userAgent };
-  font.fontMs = performance.now() - t0;
   const cases = document.getElementById("cases");
   // Every paragraph in every mode goes into the page first, so Chromium lays them all out once.
   const placed = [];
@@ -159,7 +157,6 @@ async function main() {
     byKey.get(key).modes[mode] = lines(div);
   }
   cases.remove();
-  font.measureMs = performance.now() - t0 - font.fontMs;
   const json = JSON.stringify({ font, results: out });
   document.getElementById("result").textContent = btoa(unescape(encodeURIComponent(json)));
 }
@@ -333,8 +330,7 @@ def main():
           f"font check: bundled face loaded (probe {font_info['probeWidth']:.1f} px, "
           f"fallback {font_info['fallbackWidth']:.1f} px).")
     print(f"Engine agreement, Chromium `wrap` at {args.width} width vs innerpeace's lines: same line count {same_count}/{len(prose)}, "
-          f"identical lines {same_lines}/{len(prose)}. {elapsed:.1f} s in all, Chromium {chromium_seconds:.1f} s "
-          f"(font {font_info['fontMs']:.0f} ms, measuring {font_info['measureMs']:.0f} ms).")
+          f"identical lines {same_lines}/{len(prose)}. {elapsed:.1f} s in all, Chromium {chromium_seconds:.1f} s.")
     print(f"Author lines that wrap (all {len(fitted)} cards, verse included): {len(wrapped_authors)}"
           + (f" ({', '.join(wrapped_authors[:12])}{', ...' if len(wrapped_authors) > 12 else ''})." if wrapped_authors else "."))
     print()
