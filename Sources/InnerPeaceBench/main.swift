@@ -2,6 +2,8 @@
 //
 //   innerpeace-bench stages [--runs N]          per-stage medians for og and classic (markdown)
 //   innerpeace-bench peer BG QUOTE AUTHOR W H OUT   one card, the peer benchmark's job
+//   innerpeace-bench lines [--preset P ...] [--catalog DIR]
+//                                              each quote's fitted size, wrap width and lines (JSON)
 //
 // Build it in release mode for meaningful numbers: swift build -c release --product innerpeace-bench
 internal import CInnerPeace
@@ -127,6 +129,64 @@ func peer(_ arguments: [String]) throws {
   }
 }
 
+/// One fitted quote, as `lines` prints it.
+struct FittedLines: Encodable {
+  let preset: String
+  let quote: Int
+  /// Whether the text holds its own line breaks (verse); comparisons of line breaking use prose.
+  let verse: Bool
+  let truncated: Bool
+  let size: Int
+  /// The quote's wrap width at that size, in pixels (a balanced paragraph is wrapped narrower
+  /// than the bounds allow).
+  let wrapWidth: Double
+  /// The draw bounds' width, in pixels: the widest any line may be, overhang included.
+  let boundsWidth: Int
+  let lines: [String]
+  /// The author line as set, "— " and all: more than one line means it wrapped.
+  let authorLines: [String]
+  let text: String
+}
+
+/// For every catalog quote at every preset asked for (default og, square, story, classic): the
+/// fitted size, the quote's wrap width and its lines as innerpeace sets them, as a JSON array.
+func lines(_ arguments: [String]) throws {
+  var presets: [Preset] = []
+  var catalogDirectory: String? = nil
+  var index = 0
+  while index < arguments.count {
+    let argument = arguments[index]
+    guard index + 1 < arguments.count else { fail("\(argument) needs a value") }
+    switch argument {
+    case "--preset": presets.append(try Preset(parsing: arguments[index + 1]))
+    case "--catalog": catalogDirectory = arguments[index + 1]
+    default: fail("unknown option \(argument); usage: innerpeace-bench lines [--preset P ...] [--catalog DIR]")
+    }
+    index += 2
+  }
+  if presets.isEmpty { presets = [.og, .square, .story, .classic] }
+  let catalog =
+    try catalogDirectory.map { try Catalog(directory: URL(fileURLWithPath: $0, isDirectory: true)) }
+    ?? Catalog.bundled()
+  let renderer = try CardRenderer(catalog: catalog, backgroundCacheBytes: 0)
+  var results: [FittedLines] = []
+  for preset in presets {
+    for (number, quote) in catalog.quotes.enumerated() {
+      let fit = try renderer.fitText(quote.text, author: quote.author, preset: preset)
+      results.append(
+        FittedLines(
+          preset: preset.description, quote: number, verse: quote.text.contains("\n"), truncated: fit.truncated,
+          size: fit.fontSize, wrapWidth: (fit.wrapWidth * 1000).rounded(.down) / 1000,
+          boundsWidth: preset.geometry.drawBounds.width, lines: fit.lines,
+          authorLines: fit.authorLines.map { $0.filter { $0 != "\u{200E}" && $0 != "\u{200F}" } }, text: quote.text))
+    }
+  }
+  let encoder = JSONEncoder()
+  encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+  FileHandle.standardOutput.write(try encoder.encode(results))
+  FileHandle.standardOutput.write(Data("\n".utf8))
+}
+
 let arguments = Array(CommandLine.arguments.dropFirst())
 do {
   switch arguments.first {
@@ -140,8 +200,12 @@ do {
     try stages(runs: runs)
   case "peer":
     try peer(Array(arguments.dropFirst()))
+  case "lines":
+    try lines(Array(arguments.dropFirst()))
   default:
-    fail("usage: innerpeace-bench stages [--runs N] | peer BG QUOTE AUTHOR W H OUT.png")
+    fail(
+      "usage: innerpeace-bench stages [--runs N] | peer BG QUOTE AUTHOR W H OUT.png"
+        + " | lines [--preset P ...] [--catalog DIR]")
   }
 } catch {
   fail("\(error)")

@@ -105,10 +105,13 @@ public final class CardRenderer: Sendable {
   public var bundledFontPath: String { fontPath }
 
   /// Fits a quote without drawing it, for tests and tools: the fitted size, whether it was
-  /// truncated, the block's rectangle on the canvas (x, y, width, height), and the layout passes.
+  /// truncated, the block's rectangle on the canvas (x, y, width, height), the layout passes,
+  /// the quote's wrap width in pixels at the fitted size, and the text of each line of the quote
+  /// and of the author line as set (U+2028 and trailing whitespace removed; no author, no lines).
   public func fitText(_ text: String, author: String, preset: Preset, alignment: TextAlignment = .natural)
     throws(InnerPeaceError) -> (
-      fontSize: Int, truncated: Bool, block: (x: Double, y: Double, width: Double, height: Double), passes: Int
+      fontSize: Int, truncated: Bool, block: (x: Double, y: Double, width: Double, height: Double), passes: Int,
+      wrapWidth: Double, lines: [String], authorLines: [String]
     )
   {
     let quote = try TextRules.quote(text)
@@ -117,7 +120,12 @@ public final class CardRenderer: Sendable {
     let fitted = TextFitter(geometry: preset.geometry, alignment: alignment).fit(
       quote: quote, author: author, context: context, family: FontSetup.family)
     let block = fitted.block
-    return (fitted.quoteSize, fitted.truncated, (block.x, block.y, block.width, block.height), fitted.passes)
+    // The fitter leaves the quote's layout in the state it was placed in.
+    let wrapWidth = fitted.quote.wrapWidth ?? fitted.quote.bounds.width
+    return (
+      fitted.quoteSize, fitted.truncated, (block.x, block.y, block.width, block.height), fitted.passes,
+      wrapWidth, fitted.quote.lineTexts, fitted.author?.lineTexts ?? []
+    )
   }
 
   /// Fits the text as ``fitText(_:author:preset:alignment:)`` does, and also finds the largest
