@@ -1,4 +1,3 @@
-import CInnerPeace
 import Foundation
 import Testing
 
@@ -12,18 +11,7 @@ struct LineBreakingTests {
   let renderer = Fixtures.renderer
 
   /// The lines of a fitted quote, as drawn.
-  static func lines(of layout: TextLayout) -> [String] {
-    let bytes = Array(layout.text.utf8)
-    var lines: [String] = []
-    for index in 0..<layout.lineCount {
-      guard let line = pango_layout_get_line_readonly(layout.handle, Int32(index)) else { continue }
-      let start = Int(line.pointee.start_index)
-      let end = min(bytes.count, start + Int(line.pointee.length))
-      let text = String(decoding: bytes[start..<end], as: UTF8.self)
-      lines.append(text.replacingOccurrences(of: "\u{2028}", with: "").trimmingCharacters(in: .whitespaces))
-    }
-    return lines
-  }
+  static func lines(of layout: TextLayout) -> [String] { layout.lineTexts }
 
   /// Words on a line: runs between spaces (a hyphenated word, or two joined by a dash, is one).
   static func words(_ line: String) -> Int { line.split(whereSeparator: { $0 == " " }).count }
