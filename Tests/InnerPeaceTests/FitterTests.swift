@@ -264,7 +264,7 @@ func maximumPasses(_ preset: Preset) -> Int {
   // breaker: one unwrapped layout for its model, and at most two broken layouts measured (each up
   // to four layouts), or the greedy layout again; verse may first try one size kept whole.
   let sizes = Int(Double(geometry.candidateSizes.count).log2Ceiling) + 8
-  return sizes + 2 + 10 * 3 + 4 + (geometry.balancesLines ? 4 : 0)
+  return sizes + 2 + 16 * 3 + 4 + (geometry.balancesLines ? 4 : 0)
 }
 
 extension Double {

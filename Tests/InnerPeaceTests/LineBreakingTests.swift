@@ -56,3 +56,36 @@ extension LineBreakingTests {
     #expect(fitted.truncated, "an ellipsized author line is reported as truncation")
   }
 }
+
+extension LineBreakingTests {
+  /// A long URL breaks only after its own separators, never with an inserted hyphen: the lines
+  /// put back together are the text.
+  @Test(arguments: [Preset.og, .square, .story])
+  func urlBreaksAtItsSeparators(preset: Preset) throws {
+    let url = "https://example.org/calm/quiet-mind/articles?utm_source=newsletter&utm_medium=email&utm_campaign=autumn"
+    let (fitted, _) = try renderer.fitAndScan("Read more at \(url)", author: "A Calm Site", preset: preset, scan: false)
+    let lines = Self.lines(of: fitted.quote)
+    #expect(lines.count > 1)
+    #expect(lines.joined(separator: " ").replacingOccurrences(of: " ", with: "") == "Readmoreat\(url)")
+    for line in lines.dropLast() where line.contains("/") || line.contains("=") {
+      #expect(
+        "/?&=-".contains(line.last!), "\(preset): a URL line ends inside a part: \(lines), size \(fitted.quoteSize)")
+    }
+  }
+
+  /// A verse line too long for the width wraps with a hanging indent on its turnover.
+  @Test func verseTurnoversHang() throws {
+    let text =
+      "The woods are lovely, dark and deep, but I have promises to keep, and miles to go before I sleep,\n"
+      + "And miles to go before I sleep."
+    let (fitted, _) = try renderer.fitAndScan(text, author: "Robert Frost", preset: .og, scan: false)
+    let layout = fitted.quote
+    #expect(layout.lineCount > 2)
+    var starts: [Double] = []
+    for index in 0..<layout.lineCount {
+      starts.append(layout.lineStart(index))
+    }
+    #expect(starts[1] > starts[0] + Double(fitted.quoteSize) * 0.5, "turnover starts at \(starts)")
+    #expect(abs(starts[layout.lineCount - 1] - starts[0]) < 1, "a new verse line starts flush: \(starts)")
+  }
+}

@@ -87,3 +87,16 @@ extension TextLayout {
     pango_layout_set_indent(handle, Int32(max(-TextLayout.maximumPangoLength, min(0, units.rounded()))))
   }
 }
+
+extension TextLayout {
+  /// Where line `index` starts (its logical left edge), in pixels at the current size.
+  func lineStart(_ index: Int) -> Double {
+    guard let iterator = pango_layout_get_iter(handle) else { return 0 }
+    defer { pango_layout_iter_free(iterator) }
+    var line = 0
+    while line < index && pango_layout_iter_next_line(iterator) != 0 { line += 1 }
+    var logical = PangoRectangle()
+    pango_layout_iter_get_line_extents(iterator, nil, &logical)
+    return Double(logical.x) / Double(innerpeace_pango_scale) * scale
+  }
+}

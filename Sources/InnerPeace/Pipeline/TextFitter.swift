@@ -140,6 +140,13 @@ struct TextFitter {
     // How much narrower than usual the measure had to wrap at the fitted size (glyphs that
     // overhang their line boxes more than usual), in proportion to the size.
     let narrowing = max(0, measure.wrapWidth(size) - measure.quoteWidth) / Double(size)
+    // The height a line takes at this size, and the rest of the block (author line, ink), to
+    // predict whether a plan with more lines can fit at a smaller size before laying it out.
+    let lineHeight = measure.quote.extents.logical.height / Double(max(1, measure.quote.lineCount)) / Double(size)
+    let otherHeight = max(0, measured.block.height - measure.quote.extents.logical.height) / Double(size)
+    func mayFit(_ candidate: Int, lines: Int) -> Bool {
+      (lineHeight * Double(lines) + otherHeight) * Double(candidate) <= Double(geometry.drawBounds.height)
+    }
     let isVerse = text.contains("\n")
     if isVerse && geometry.balancesLines {
       let verseLines = text.split(separator: "\n", omittingEmptySubsequences: false).count
@@ -208,6 +215,16 @@ struct TextFitter {
       }
     }
     if atSize.hasDefect, let measured = apply(size, atSize) { return (size, measured) }
+    // The breaker's own breaks did not fit at the size (a URL broken at its separators may take
+    // more lines than Pango's greedy wrap, which cuts words anywhere): the largest candidate
+    // within 70 % where they do, before falling back to the greedy wrap.
+    let far = Int((Double(size) * TextFitter.unstrandedSizeShare).rounded(.up))
+    var tries = 0
+    for candidate in geometry.candidateSizes where candidate < size && candidate >= far && tries < 6 {
+      guard let result = plan(candidate), mayFit(candidate, lines: result.lineCount) else { continue }
+      tries += 1
+      if let measured = apply(candidate, result) { return (candidate, measured) }
+    }
     measure.replaceQuote(original)
     return (size, measure.measure(size))
   }
