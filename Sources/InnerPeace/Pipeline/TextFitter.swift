@@ -217,10 +217,12 @@ struct TextFitter {
     if atSize.hasDefect, let measured = apply(size, atSize) { return (size, measured) }
     // The breaker's own breaks did not fit at the size (a URL broken at its separators may take
     // more lines than Pango's greedy wrap, which cuts words anywhere): the largest candidate
-    // within 70 % where they do, before falling back to the greedy wrap.
+    // within 70 % where they do, before falling back to the greedy wrap (`classic` keeps the
+    // app's size).
     let far = Int((Double(size) * TextFitter.unstrandedSizeShare).rounded(.up))
     var tries = 0
-    for candidate in geometry.candidateSizes where candidate < size && candidate >= far && tries < 6 {
+    for candidate in geometry.candidateSizes
+    where geometry.balancesLines && candidate < size && candidate >= far && tries < 6 {
       guard let result = plan(candidate), mayFit(candidate, lines: result.lineCount) else { continue }
       tries += 1
       if let measured = apply(candidate, result) { return (candidate, measured) }
