@@ -13,6 +13,8 @@ struct ManifestEntry: Sendable {
   let width: Int
   let height: Int
   let sha256: String
+  /// Glyphs no font could draw (tofu); `nil` for a card kept from an earlier run, not rendered.
+  var missingGlyphs: Int? = nil
 }
 
 /// One image that could not be made.
@@ -105,7 +107,9 @@ final class BatchRunner: Sendable {
         try folder.journal(checksum: checksum, file: item.fileName)
         try folder.write(card.bytes, named: item.fileName)
         record(
-          ManifestEntry(item: item, quote: quote, width: size.width, height: size.height, sha256: checksum),
+          ManifestEntry(
+            item: item, quote: quote, width: size.width, height: size.height, sha256: checksum,
+            missingGlyphs: card.missingGlyphs),
           skipped: false)
       } catch let error as InnerPeaceError {
         fail(BatchFailure(file: item.fileName, reason: error.description))
