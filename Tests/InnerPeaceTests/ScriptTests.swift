@@ -1,7 +1,8 @@
 import CInnerPeace
 import Foundation
-@testable import InnerPeace
 import Testing
+
+@testable import InnerPeace
 
 /// Scripts without an italic tradition in upright companion serifs, a language per run, Korean
 /// breaks at spaces, a fixed line height, lining figures in right-to-left text, polytonic Greek
@@ -58,10 +59,14 @@ import Testing
     Companion(text: "静水流深，宁静致远。", file: "NotoSerifCJK-Regular.ttc", family: "Noto Serif CJK SC", language: "zh-hans"),
     Companion(text: "静かな心で生きる。", file: "NotoSerifCJK-Regular.ttc", family: "Noto Serif CJK JP", language: "ja"),
     Companion(text: "마음의 평화를 찾아라.", file: "NotoSerifCJK-Regular.ttc", family: "Noto Serif CJK KR", language: "ko"),
-    Companion(text: "السلام عليكم ورحمة الله", file: "NotoNaskhArabic-Regular.ttf", family: "Noto Naskh Arabic", language: "ar"),
-    Companion(text: "שלום עולם ומלואו", file: "NotoSerifHebrew-Regular.ttf", family: "Noto Serif Hebrew", language: "he"),
-    Companion(text: "मन की शांति ही सुख है।", file: "NotoSerifDevanagari-Regular.ttf", family: "Noto Serif Devanagari", language: "hi"),
-    Companion(text: "ความสงบในใจคือความสุข", file: "NotoSerifThai-Regular.ttf", family: "Noto Serif Thai", language: "th"),
+    Companion(
+      text: "السلام عليكم ورحمة الله", file: "NotoNaskhArabic-Regular.ttf", family: "Noto Naskh Arabic", language: "ar"),
+    Companion(
+      text: "שלום עולם ומלואו", file: "NotoSerifHebrew-Regular.ttf", family: "Noto Serif Hebrew", language: "he"),
+    Companion(
+      text: "मन की शांति ही सुख है।", file: "NotoSerifDevanagari-Regular.ttf", family: "Noto Serif Devanagari", language: "hi"),
+    Companion(
+      text: "ความสงบในใจคือความสุข", file: "NotoSerifThai-Regular.ttf", family: "Noto Serif Thai", language: "th"),
   ]
 
   /// Each script is set in its companion face, upright (roman slant, no synthetic-oblique
@@ -138,6 +143,8 @@ import Testing
     #expect(Self.lineHeights(chinese) == Array(repeating: Int(1.3 * 128 * 1024), count: 3))
     let arabic = Self.layout("السلام عليكم\nسلام 1207 peace\nورحمة الله")
     #expect(Self.lineHeights(arabic) == Array(repeating: Int(1.45 * 128 * 1024), count: 3))
+    let hebrew = Self.layout("שלום עולם\nשלום 1207, עולם.\nשלום")
+    #expect(Self.lineHeights(hebrew) == Array(repeating: Int(1.15 * 128 * 1024), count: 3))
     // Wrapped, not only at hard breaks.
     let thai = Self.layout("ความสงบในใจคือความสุข ความสงบในใจคือความสุข ความสงบในใจคือความสุข")
     thai.setWidth(200)
@@ -150,15 +157,20 @@ import Testing
     let bundled = Fixtures.renderer.bundledFontPath
     let oldStyleOne = Self.glyphs(Self.layout("1"), inFile: bundled)
     #expect(oldStyleOne.count == 1)
-    let hebrew = Self.layout("בשנת 1")
+    // Latin words in a Hebrew paragraph: the italic, with lining figures.
+    let hebrew = Self.layout("בשנת Peace 1")
     #expect(hebrew.isRightToLeft)
     let hebrewGlyphs = Self.glyphs(hebrew, inFile: bundled)
     #expect(!hebrewGlyphs.isEmpty && !hebrewGlyphs.contains(oldStyleOne[0]), "\(hebrewGlyphs) \(oldStyleOne)")
     // A left-to-right paragraph keeps the italic's old-style figures.
     #expect(Self.glyphs(Self.layout("In 1"), inFile: bundled).contains(oldStyleOne[0]))
-    // Arabic digits are set in the Arabic face, whose figures are lining.
+    // Arabic digits are set in the Arabic face, whose figures are lining; Hebrew ones in Noto
+    // Serif, upright.
     let arabic = Self.layout("في عام 1207")
     #expect(Self.glyphs(arabic, inFile: bundled).isEmpty)
+    let digits = Self.layout("בשנת 1207.").pickedFonts
+    #expect(digits.map(\.file).contains("/usr/share/fonts/truetype/noto/NotoSerif-Regular.ttf"), "\(digits)")
+    #expect(digits.allSatisfy { $0.slant == Int(FC_SLANT_ROMAN) && !$0.hasMatrix }, "\(digits)")
   }
 
   /// EB Garamond maps ᾳ ῃ ῳ (and a few more) to glyphs with no outline: they are set in Noto

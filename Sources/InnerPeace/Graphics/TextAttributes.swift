@@ -9,7 +9,8 @@ internal import CInnerPeace
 ///   in Noto Naskh Arabic, Hebrew in Noto Serif Hebrew, Devanagari in Noto Serif Devanagari, Thai
 ///   in Noto Serif Thai. Spaces, digits and punctuation between two runs of one such script (or
 ///   at the text's edge) join the run, in faces that have them (CJK, Arabic, Devanagari), so a
-///   line of one script is set in one face.
+///   line of one script is set in one face; inside Hebrew and Thai, whose faces lack them,
+///   digits and punctuation are set in Noto Serif, upright.
 /// - **A language per run**: `zh-hans` for Han, `ja` for Han and kana when the text has kana,
 ///   `ko` for Hangul (and for Han in a text with Hangul and no kana), `ar`, `he`, `hi`, `th`.
 /// - **Korean breaks only at spaces**: no break inside a run of non-space characters that holds
@@ -36,6 +37,8 @@ enum TextAttributes {
   /// A face a run is set in.
   enum Face: Equatable {
     case bundled, cjkSC, cjkJP, cjkKR, arabic, hebrew, devanagari, thai, serifItalic
+    /// Noto Serif upright: digits and punctuation inside Hebrew or Thai, whose faces lack them.
+    case serifUpright
 
     /// The fontconfig family asked for (`nil`: the layout's own, the bundled italic).
     var family: String? {
@@ -48,14 +51,14 @@ enum TextAttributes {
       case .hebrew: "Noto Serif Hebrew"
       case .devanagari: "Noto Serif Devanagari"
       case .thai: "Noto Serif Thai"
-      case .serifItalic: "Noto Serif"
+      case .serifItalic, .serifUpright: "Noto Serif"
       }
     }
 
     /// The language given to Pango for the run (`nil`: none).
     var language: String? {
       switch self {
-      case .bundled, .serifItalic: nil
+      case .bundled, .serifItalic, .serifUpright: nil
       case .cjkSC: "zh-hans"
       case .cjkJP: "ja"
       case .cjkKR: "ko"
@@ -88,7 +91,7 @@ enum TextAttributes {
       case .hebrew: -0.303
       case .devanagari: -0.1525
       case .thai: -0.265
-      case .serifItalic: -0.388
+      case .serifItalic, .serifUpright: -0.388
       }
     }
   }
@@ -98,7 +101,7 @@ enum TextAttributes {
   /// marks or a square em get more room, so lines never collide.
   static func lineHeight(of face: Face) -> Double {
     switch face {
-    case .bundled, .serifItalic: 129.0 / 128.0
+    case .bundled, .serifItalic, .serifUpright: 129.0 / 128.0
     case .hebrew: 1.15
     case .cjkSC, .cjkJP, .cjkKR: 1.3
     case .devanagari: 1.4
@@ -145,8 +148,9 @@ enum TextAttributes {
     var face: Face? = nil
   }
 
-  /// The attribute list for `text`; the caller owns the returned `PangoAttrList`.
-  static func list(for text: String) -> OpaquePointer {
+  /// The attribute list for `text`, laid out at `size` pixels (``TextLayout`` always lays out at
+  /// its reference size); the caller owns the returned `PangoAttrList`.
+  static func list(for text: String, size: Double = TextLayout.referenceSize) -> OpaquePointer {
     let list = pango_attr_list_new()!
     func insert(_ attribute: UnsafeMutablePointer<PangoAttribute>, _ start: Int, _ end: Int) {
       attribute.pointee.start_index = UInt32(start)
@@ -225,10 +229,11 @@ enum TextAttributes {
     for index in segments.indices where segments[index].script == .neutral {
       let before = index > 0 ? segments[index - 1].face : nil
       let after = index + 1 < segments.count ? segments[index + 1].face : nil
-      guard let joined = before ?? after, before == nil || after == nil || before == after,
-        joined.isUpright, joined.takesNeutrals || segments[index].whiteSpaceOnly
+      guard let joined = before ?? after, before == nil || after == nil || before == after, joined.isUpright
       else { continue }
-      segments[index].face = joined
+      // Hebrew and Thai faces have no digits or Latin punctuation: those are set in Noto Serif,
+      // upright too.
+      segments[index].face = joined.takesNeutrals || segments[index].whiteSpaceOnly ? joined : .serifUpright
     }
 
     // The main face sets the line height; the others get boxes inside its box.
@@ -236,10 +241,14 @@ enum TextAttributes {
     for segment in segments where segment.script != .neutral {
       let face = segment.face ?? .bundled
       let count = segment.end - segment.start
-      if let at = counts.firstIndex(where: { $0.0 == face }) { counts[at].1 += count } else { counts.append((face, count)) }
+      if let at = counts.firstIndex(where: { $0.0 == face }) {
+        counts[at].1 += count
+      } else {
+        counts.append((face, count))
+      }
     }
     let main = counts.max { $0.1 < $1.1 }?.0 ?? .bundled
-    let reference = TextLayout.referenceSize * Double(innerpeace_pango_scale)
+    let reference = size * Double(innerpeace_pango_scale)
     let height = lineHeight(of: main)
 
     // One set of attributes per stretch of one face.
@@ -323,7 +332,8 @@ extension TextLayout {
       let hasMatrix = FcPatternGetMatrix(pattern, FC_MATRIX, 0, &matrix) == FcResultMatch
       let language = analysis.language.map { String(cString: pango_language_to_string($0)) }
       let picked = PickedFont(
-        file: String(cString: file), index: Int(index), family: family.map { String(cString: $0) } ?? "", slant: Int(slant), hasMatrix: hasMatrix, language: language)
+        file: String(cString: file), index: Int(index), family: family.map { String(cString: $0) } ?? "",
+        slant: Int(slant), hasMatrix: hasMatrix, language: language)
       if !fonts.contains(picked) { fonts.append(picked) }
     } while pango_layout_iter_next_run(iterator) != 0
     return fonts
