@@ -113,7 +113,7 @@ struct BatchCommand: ParsableCommand {
     if outcome.failures.count > 10 {
       warn("innerpeace: ... and \(outcome.failures.count - 10) more (see the manifest)")
     }
-    let withTofu = outcome.entries.filter { ($0.missingGlyphs ?? 0) > 0 }
+    let withTofu = outcome.entries.filter { $0.missingGlyphs > 0 }
     if let first = withTofu.first {
       warn(
         "warning: \(withTofu.count) card(s) have glyphs no installed font can draw, drawn as boxes "

@@ -159,16 +159,14 @@ struct BatchFolder: Sendable {
   /// each atomically, then flushes the folder itself so the renames are on disk.
   func writeManifest(outcome: BatchOutcome, plan: BatchPlan, catalog: Catalog, seed: UInt64) throws {
     let images: [[String: Any]] = outcome.entries.map { entry in
-      var image: [String: Any] = [
+      [
         "quoteIndex": entry.item.quoteIndex, "text": entry.quote.text, "author": entry.quote.author,
         "shareMessage": entry.quote.shareMessage, "picture": entry.item.picture,
         "preset": entry.item.preset.description,
         "size": "\(entry.width)x\(entry.height)", "width": entry.width, "height": entry.height,
         "format": entry.item.format.rawValue, "file": entry.item.fileName, "sha256": entry.sha256,
+        "missingGlyphs": entry.missingGlyphs,
       ]
-      // Glyphs no font could draw (tofu); absent for a card kept from an earlier run.
-      if let missing = entry.missingGlyphs { image["missingGlyphs"] = missing }
-      return image
     }
     let manifest: [String: Any] = [
       "generator": "innerpeace 0.1.0", "seed": String(seed), "shard": shard.description, "totalInRun": plan.totalCount,
