@@ -113,6 +113,12 @@ struct BatchCommand: ParsableCommand {
     if outcome.failures.count > 10 {
       warn("innerpeace: ... and \(outcome.failures.count - 10) more (see the manifest)")
     }
+    let withTofu = outcome.entries.filter { $0.missingGlyphs > 0 }
+    if let first = withTofu.first {
+      warn(
+        "warning: \(withTofu.count) card(s) have glyphs no installed font can draw, drawn as boxes "
+          + "(first: \(first.item.fileName); see missingGlyphs in the manifest)")
+    }
     try folder.writeManifest(outcome: outcome, plan: plan, catalog: catalog, seed: seed)
     if outcome.failures.count > 0 { throw ExitCode(1) }
   }

@@ -165,6 +165,7 @@ struct BatchFolder: Sendable {
         "preset": entry.item.preset.description,
         "size": "\(entry.width)x\(entry.height)", "width": entry.width, "height": entry.height,
         "format": entry.item.format.rawValue, "file": entry.item.fileName, "sha256": entry.sha256,
+        "missingGlyphs": entry.missingGlyphs,
       ]
     }
     let manifest: [String: Any] = [

@@ -13,6 +13,8 @@ struct ManifestEntry: Sendable {
   let width: Int
   let height: Int
   let sha256: String
+  /// Glyphs no font could draw (tofu).
+  let missingGlyphs: Int
 }
 
 /// One image that could not be made.
@@ -92,7 +94,9 @@ final class BatchRunner: Sendable {
       let size = item.preset.size
       if resume, let checksum = folder.verifiedChecksum(of: item, recorded: recorded) {
         record(
-          ManifestEntry(item: item, quote: quote, width: size.width, height: size.height, sha256: checksum),
+          ManifestEntry(
+            item: item, quote: quote, width: size.width, height: size.height, sha256: checksum,
+            missingGlyphs: renderer.missingGlyphs(text: quote.text, author: quote.author)),
           skipped: true)
         continue
       }
@@ -105,7 +109,9 @@ final class BatchRunner: Sendable {
         try folder.journal(checksum: checksum, file: item.fileName)
         try folder.write(card.bytes, named: item.fileName)
         record(
-          ManifestEntry(item: item, quote: quote, width: size.width, height: size.height, sha256: checksum),
+          ManifestEntry(
+            item: item, quote: quote, width: size.width, height: size.height, sha256: checksum,
+            missingGlyphs: card.missingGlyphs),
           skipped: false)
       } catch let error as InnerPeaceError {
         fail(BatchFailure(file: item.fileName, reason: error.description))

@@ -79,6 +79,11 @@ struct RenderCommand: ParsableCommand {
     let renderer = try CardRenderer(catalog: catalog, backgroundCacheBytes: 0)
     let card = try renderer.render(request)
     try output.write(card.bytes)
+    if card.missingGlyphs > 0 {
+      warn(
+        "warning: \(card.missingGlyphs) glyph(s) of the text have no font installed that can draw them "
+          + "and are drawn as boxes")
+    }
     if card.truncated {
       warn("warning: the text does not fit even at \(card.fontSize) px and was shortened with an ellipsis")
     }

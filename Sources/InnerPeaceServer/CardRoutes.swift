@@ -162,6 +162,7 @@ struct CardRoutes<Renderer: CardRendering> {
     if let picture = card.picture { headers[.picture] = picture }
     headers[.fontSize] = String(card.fontSize)
     headers[.textTruncated] = card.truncated ? "true" : "false"
+    headers[.missingGlyphs] = String(card.missingGlyphs)
     headers[.shareMessage] = percentEncoded(card.shareMessage)
     return headers
   }
@@ -285,5 +286,6 @@ extension HTTPField.Name {
   static let picture = HTTPField.Name("X-Picture")!
   static let fontSize = HTTPField.Name("X-Font-Size")!
   static let textTruncated = HTTPField.Name("X-Text-Truncated")!
+  static let missingGlyphs = HTTPField.Name("X-Missing-Glyphs")!
   static let shareMessage = HTTPField.Name("X-Share-Message")!
 }

@@ -110,6 +110,8 @@ struct ServedCard: Sendable {
   let picture: String?
   let fontSize: Int
   let truncated: Bool
+  /// Glyphs no font could draw (tofu).
+  let missingGlyphs: Int
   let shareMessage: String
 
   init(_ card: RenderedCard) {
@@ -119,6 +121,7 @@ struct ServedCard: Sendable {
     picture = card.picture
     fontSize = card.fontSize
     truncated = card.truncated
+    missingGlyphs = card.missingGlyphs
     shareMessage = card.shareMessage
   }
 

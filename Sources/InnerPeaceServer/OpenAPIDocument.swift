@@ -43,6 +43,7 @@ enum OpenAPIDocument {
                 X-Picture: { $ref: '#/components/headers/Picture' }
                 X-Font-Size: { $ref: '#/components/headers/FontSize' }
                 X-Text-Truncated: { $ref: '#/components/headers/TextTruncated' }
+                X-Missing-Glyphs: { $ref: '#/components/headers/MissingGlyphs' }
                 X-Share-Message: { $ref: '#/components/headers/ShareMessage' }
                 Content-Location: { $ref: '#/components/headers/ContentLocation' }
               content:
@@ -81,6 +82,7 @@ enum OpenAPIDocument {
                 X-Picture: { $ref: '#/components/headers/Picture' }
                 X-Font-Size: { $ref: '#/components/headers/FontSize' }
                 X-Text-Truncated: { $ref: '#/components/headers/TextTruncated' }
+                X-Missing-Glyphs: { $ref: '#/components/headers/MissingGlyphs' }
                 X-Share-Message: { $ref: '#/components/headers/ShareMessage' }
                 Content-Location: { $ref: '#/components/headers/ContentLocation' }
               content:
@@ -119,6 +121,7 @@ enum OpenAPIDocument {
                 X-Picture: { $ref: '#/components/headers/Picture' }
                 X-Font-Size: { $ref: '#/components/headers/FontSize' }
                 X-Text-Truncated: { $ref: '#/components/headers/TextTruncated' }
+                X-Missing-Glyphs: { $ref: '#/components/headers/MissingGlyphs' }
                 X-Share-Message: { $ref: '#/components/headers/ShareMessage' }
                 Content-Location: { $ref: '#/components/headers/ContentLocation' }
               content:
@@ -165,6 +168,7 @@ enum OpenAPIDocument {
                 X-Picture: { $ref: '#/components/headers/Picture' }
                 X-Font-Size: { $ref: '#/components/headers/FontSize' }
                 X-Text-Truncated: { $ref: '#/components/headers/TextTruncated' }
+                X-Missing-Glyphs: { $ref: '#/components/headers/MissingGlyphs' }
                 X-Share-Message: { $ref: '#/components/headers/ShareMessage' }
               content:
                 image/png: { schema: { type: string, contentMediaType: image/png } }
@@ -211,6 +215,7 @@ enum OpenAPIDocument {
                 X-Picture: { $ref: '#/components/headers/Picture' }
                 X-Font-Size: { $ref: '#/components/headers/FontSize' }
                 X-Text-Truncated: { $ref: '#/components/headers/TextTruncated' }
+                X-Missing-Glyphs: { $ref: '#/components/headers/MissingGlyphs' }
                 X-Share-Message: { $ref: '#/components/headers/ShareMessage' }
               content:
                 image/png: { schema: { type: string, contentMediaType: image/png } }
@@ -257,6 +262,7 @@ enum OpenAPIDocument {
                 X-Picture: { $ref: '#/components/headers/Picture' }
                 X-Font-Size: { $ref: '#/components/headers/FontSize' }
                 X-Text-Truncated: { $ref: '#/components/headers/TextTruncated' }
+                X-Missing-Glyphs: { $ref: '#/components/headers/MissingGlyphs' }
                 X-Share-Message: { $ref: '#/components/headers/ShareMessage' }
               content:
                 image/png: { schema: { type: string, contentMediaType: image/png } }
@@ -291,6 +297,7 @@ enum OpenAPIDocument {
                 X-Picture: { $ref: '#/components/headers/Picture' }
                 X-Font-Size: { $ref: '#/components/headers/FontSize' }
                 X-Text-Truncated: { $ref: '#/components/headers/TextTruncated' }
+                X-Missing-Glyphs: { $ref: '#/components/headers/MissingGlyphs' }
                 X-Share-Message: { $ref: '#/components/headers/ShareMessage' }
                 Content-Location: { $ref: '#/components/headers/ContentLocation' }
               content:
@@ -325,6 +332,7 @@ enum OpenAPIDocument {
                 X-Picture: { $ref: '#/components/headers/Picture' }
                 X-Font-Size: { $ref: '#/components/headers/FontSize' }
                 X-Text-Truncated: { $ref: '#/components/headers/TextTruncated' }
+                X-Missing-Glyphs: { $ref: '#/components/headers/MissingGlyphs' }
                 X-Share-Message: { $ref: '#/components/headers/ShareMessage' }
                 Content-Location: { $ref: '#/components/headers/ContentLocation' }
               content:
@@ -359,6 +367,7 @@ enum OpenAPIDocument {
                 X-Picture: { $ref: '#/components/headers/Picture' }
                 X-Font-Size: { $ref: '#/components/headers/FontSize' }
                 X-Text-Truncated: { $ref: '#/components/headers/TextTruncated' }
+                X-Missing-Glyphs: { $ref: '#/components/headers/MissingGlyphs' }
                 X-Share-Message: { $ref: '#/components/headers/ShareMessage' }
                 Content-Location: { $ref: '#/components/headers/ContentLocation' }
               content:
@@ -405,6 +414,7 @@ enum OpenAPIDocument {
                 X-Picture: { $ref: '#/components/headers/Picture' }
                 X-Font-Size: { $ref: '#/components/headers/FontSize' }
                 X-Text-Truncated: { $ref: '#/components/headers/TextTruncated' }
+                X-Missing-Glyphs: { $ref: '#/components/headers/MissingGlyphs' }
                 X-Share-Message: { $ref: '#/components/headers/ShareMessage' }
               content:
                 image/png: { schema: { type: string, contentMediaType: image/png } }
@@ -452,6 +462,7 @@ enum OpenAPIDocument {
                 X-Picture: { $ref: '#/components/headers/Picture' }
                 X-Font-Size: { $ref: '#/components/headers/FontSize' }
                 X-Text-Truncated: { $ref: '#/components/headers/TextTruncated' }
+                X-Missing-Glyphs: { $ref: '#/components/headers/MissingGlyphs' }
                 X-Share-Message: { $ref: '#/components/headers/ShareMessage' }
               content:
                 image/png: { schema: { type: string, contentMediaType: image/png } }
@@ -499,6 +510,7 @@ enum OpenAPIDocument {
                 X-Picture: { $ref: '#/components/headers/Picture' }
                 X-Font-Size: { $ref: '#/components/headers/FontSize' }
                 X-Text-Truncated: { $ref: '#/components/headers/TextTruncated' }
+                X-Missing-Glyphs: { $ref: '#/components/headers/MissingGlyphs' }
                 X-Share-Message: { $ref: '#/components/headers/ShareMessage' }
               content:
                 image/png: { schema: { type: string, contentMediaType: image/png } }
@@ -637,6 +649,11 @@ enum OpenAPIDocument {
         TextTruncated:
           description: true when the text did not fit at the minimum size and was ellipsized.
           schema: { type: string, enum: ['true', 'false'] }
+        MissingGlyphs:
+          description: >-
+            How many glyphs of the quote and author line no installed font could draw (each is
+            drawn as a box); 0 when every character has a face.
+          schema: { type: integer, minimum: 0 }
         ShareMessage:
           description: The share message, "<text>" — <author>, percent-encoded UTF-8.
           schema: { type: string }

@@ -129,6 +129,7 @@ enum WorkerWire {
     writer.int(card.fontSize)
     writer.bool(card.truncated)
     writer.int(card.layoutPasses)
+    writer.int(card.missingGlyphs)
     let timings = card.timings
     for value in [timings.decode, timings.scale, timings.fit, timings.blur, timings.draw, timings.encode] {
       writer.u64(value.bitPattern)
@@ -151,6 +152,7 @@ enum WorkerWire {
     let fontSize = try reader.int()
     let truncated = try reader.bool()
     let passes = try reader.int()
+    let missingGlyphs = try reader.int()
     var timings = StageTimings()
     timings.decode = Double(bitPattern: try reader.u64())
     timings.scale = Double(bitPattern: try reader.u64())
@@ -161,7 +163,8 @@ enum WorkerWire {
     try reader.expectEnd()
     return RenderedCard(
       bytes: bytes, format: format, size: size, quoteIndex: hasIndex ? index : nil, quote: quote, picture: picture,
-      shareMessage: shareMessage, fontSize: fontSize, truncated: truncated, layoutPasses: passes, timings: timings)
+      shareMessage: shareMessage, fontSize: fontSize, truncated: truncated, layoutPasses: passes, timings: timings,
+      missingGlyphs: missingGlyphs)
   }
 
   // MARK: Errors

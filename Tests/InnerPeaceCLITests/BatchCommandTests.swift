@@ -209,6 +209,8 @@ enum BatchFolderReader {
       #expect(entry["width"] as? Int == size.width, "\(file) width", sourceLocation: sourceLocation)
       #expect(entry["height"] as? Int == size.height, "\(file) height", sourceLocation: sourceLocation)
       #expect(entry["format"] as? String == item.format.rawValue, "\(file) format", sourceLocation: sourceLocation)
+      // The bundled catalog's quotes all have faces: no tofu.
+      #expect(entry["missingGlyphs"] as? Int == 0, "\(file) missingGlyphs", sourceLocation: sourceLocation)
       let bytes = try Self.bytes(folder.appendingPathComponent(file))
       #expect(
         entry["sha256"] as? String == SHA256.hex(of: bytes), "\(file): the sha256 is not the file's",

@@ -110,6 +110,17 @@ struct RenderCommandTests {
       result.stderrLines.count == 1 && result.stderr.localizedCaseInsensitiveContains("warning"), "\(result.stderr)")
   }
 
+  /// A glyph no installed font can draw is drawn as a box: the card is still made (exit 0),
+  /// and stderr says how many there are.
+  @Test func missingGlyphsWarn() throws {
+    let result = try CLI.run(["render", "--out", "-", "--text", "Calm \u{E000}\u{0378}", "--size", "300x200"])
+    #expect(result.status == 0, "stderr: \(result.stderr)")
+    #expect(pngHeader(result.stdout) != nil)
+    #expect(result.stderrLines.count == 1 && result.stderr.contains("warning: 2 glyph"), "\(result.stderr)")
+    let clean = try CLI.run(["render", "--out", "-", "--text", "Calm 静", "--size", "300x200"])
+    #expect(clean.status == 0 && clean.stderr.isEmpty, "\(clean.stderr)")
+  }
+
   /// Texts that crashed `render` (issue 7) render, in a child process, so a crash fails only
   /// this test: two wider than any bounds (the wrap width went below zero and the conversion
   /// trapped), one with a word break inside a grapheme (Pango aborted at 1000x1000).

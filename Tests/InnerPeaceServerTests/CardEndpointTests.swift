@@ -204,6 +204,18 @@ import Testing
     }
   }
 
+  /// A glyph no font can draw (a private-use character, an unassigned code point) is drawn as a
+  /// box, and the response counts them; text every character of which has a face says 0.
+  @Test func missingGlyphsAreReported() async throws {
+    try await withRouter { client, _ in
+      let tofu = try await client.get("/card.png?text=\(queryEncoded("calm \u{E000} and \u{0378}"))&w=240&h=200")
+      expectCard(tofu, format: "png", size: (240, 200))
+      #expect(tofu.header("X-Missing-Glyphs") == "2")
+      let clean = try await client.get("/card.png?text=\(queryEncoded("calm 静 שלום"))&w=240&h=200")
+      #expect(clean.header("X-Missing-Glyphs") == "0")
+    }
+  }
+
   /// Texts that killed the server with one request (issue 7): two wider than any bounds, which
   /// trapped in the fitter, and one Pango aborted on at 1000x1000. Each is a card.
   @Test(arguments: [

@@ -48,12 +48,13 @@ import Testing
     let card = RenderedCard(
       bytes: [1, 2, 3], format: .png, size: try CanvasSize(width: 1200, height: 630), quoteIndex: 4,
       quote: Quote(text: "Calm", author: "Anon"), picture: nil, shareMessage: "\"Calm\" — Anon", fontSize: 88,
-      truncated: true, layoutPasses: 9, timings: timings)
+      truncated: true, layoutPasses: 9, timings: timings, missingGlyphs: 3)
     let back = try WorkerWire.decodeCard(facts: WorkerWire.encodeFacts(card), bytes: card.bytes)
     #expect(back.bytes == card.bytes)
     #expect(back.size == card.size && back.quoteIndex == 4 && back.quote == card.quote && back.picture == nil)
     #expect(back.fontSize == 88 && back.truncated && back.layoutPasses == 9 && back.shareMessage == card.shareMessage)
     #expect(back.timings.fit == 0.012 && back.timings.encode == 0.5)
+    #expect(back.missingGlyphs == 3)
   }
 
   @Test func badFramesAreRefused() {

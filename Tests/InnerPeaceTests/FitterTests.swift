@@ -1,7 +1,8 @@
 import CInnerPeace
 import Foundation
-import InnerPeace
 import Testing
+
+@testable import InnerPeace
 
 /// A text the fitter must place inside the draw bounds.
 struct FitCase: Sendable, CustomTestStringConvertible {
@@ -306,6 +307,10 @@ struct LayoutOracle {
       let layout = pango_layout_new(context)!
       defer { g_object_unref(UnsafeMutableRawPointer(layout)) }
       pango_layout_set_text(layout, string, Int32(string.utf8.count))
+      // The faces, languages, breaks and line heights every layout of the text gets.
+      let attributes = TextAttributes.list(for: string, size: pixels)
+      pango_layout_set_attributes(layout, attributes)
+      pango_attr_list_unref(attributes)
       pango_layout_set_wrap(layout, PANGO_WRAP_WORD_CHAR)
       pango_layout_set_auto_dir(layout, 1)
       pango_layout_set_alignment(layout, PANGO_ALIGN_LEFT)

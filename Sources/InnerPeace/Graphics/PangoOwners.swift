@@ -104,6 +104,8 @@ final class TextLayout {
     pango_layout_set_font_description(handle, font.handle)
     // set_text, not set_markup: "<b>" is drawn as written.
     pango_layout_set_text(handle, text, Int32(text.utf8.count))
+    // Faces, languages, breaks and line height for every script (see TextAttributes).
+    applyTextAttributes(for: text)
     pango_layout_set_auto_dir(handle, 1)
     // Break at words, and inside a word (a URL, say) only when the word alone is too wide.
     pango_layout_set_wrap(handle, TextLayout.breaksSafelyInsideWords(handle) ? PANGO_WRAP_WORD_CHAR : PANGO_WRAP_WORD)
@@ -124,7 +126,7 @@ final class TextLayout {
   ///
   /// Reads the break attributes Pango itself computed for this layout, with no width set (an
   /// unwrapped layout never breaks a line, so it cannot assert).
-  private static func breaksSafelyInsideWords(_ layout: OpaquePointer) -> Bool {
+  static func breaksSafelyInsideWords(_ layout: OpaquePointer) -> Bool {
     var count: Int32 = 0
     guard let attributes = pango_layout_get_log_attrs_readonly(layout, &count) else { return true }
     // The last entry is the end of the text, where both breaks are always allowed.

@@ -89,7 +89,7 @@ public final class CardRenderer: Sendable {
       bytes: bytes, format: request.format, size: geometry.canvas, quoteIndex: quoteIndex, quote: quote,
       picture: request.transparent ? nil : pictureName,
       shareMessage: quote.shareMessage, fontSize: fitted.quoteSize, truncated: fitted.truncated,
-      layoutPasses: fitted.passes, timings: timings)
+      layoutPasses: fitted.passes, timings: timings, missingGlyphs: fitted.missingGlyphs)
   }
 
   /// The files of the fonts Pango picks for `text` on this thread, in order of use. Lets tests

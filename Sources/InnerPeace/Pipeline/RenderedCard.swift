@@ -17,13 +17,17 @@ public struct RenderedCard: Sendable {
   public let truncated: Bool
   /// How many text layouts the fitter made.
   public let layoutPasses: Int
+  /// How many glyphs of the quote and author line no installed font could draw: each is drawn
+  /// as a box ("tofu"). Zero for text every character of which has a face.
+  public let missingGlyphs: Int
   /// Time spent in each stage of this render.
   public let timings: StageTimings
 
   /// A card made elsewhere: the server rebuilds the cards its render worker processes send back.
   public init(
     bytes: [UInt8], format: ImageFormat, size: CanvasSize, quoteIndex: Int?, quote: Quote, picture: String?,
-    shareMessage: String, fontSize: Int, truncated: Bool, layoutPasses: Int, timings: StageTimings
+    shareMessage: String, fontSize: Int, truncated: Bool, layoutPasses: Int, timings: StageTimings,
+    missingGlyphs: Int = 0
   ) {
     self.bytes = bytes
     self.format = format
@@ -36,6 +40,7 @@ public struct RenderedCard: Sendable {
     self.truncated = truncated
     self.layoutPasses = layoutPasses
     self.timings = timings
+    self.missingGlyphs = missingGlyphs
   }
 }
 

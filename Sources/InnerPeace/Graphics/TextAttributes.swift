@@ -1,0 +1,347 @@
+internal import CInnerPeace
+
+/// The per-run Pango attributes a text needs to be set well in every script, computed from the
+/// text alone in one scan (``TextAttributes/list(for:)``):
+///
+/// - **Companion faces.** Scripts without an italic tradition are set upright in a companion
+///   serif instead of the bundled italic (which lacks them, so fontconfig would fall back to a
+///   sans with a synthetic oblique): Han, kana and Hangul in Noto Serif CJK SC / JP / KR, Arabic
+///   in Noto Naskh Arabic, Hebrew in Noto Serif Hebrew, Devanagari in Noto Serif Devanagari, Thai
+///   in Noto Serif Thai. Spaces, digits and punctuation between two runs of one such script (or
+///   at the text's edge) join the run, in faces that have them (CJK, Arabic, Devanagari), so a
+///   line of one script is set in one face; inside Hebrew and Thai, whose faces lack them,
+///   digits and punctuation are set in Noto Serif, upright.
+/// - **A language per run**: `zh-hans` for Han, `ja` for Han and kana when the text has kana,
+///   `ko` for Hangul (and for Han in a text with Hangul and no kana), `ar`, `he`, `hi`, `th`.
+/// - **Korean breaks only at spaces**: no break inside a run of non-space characters that holds
+///   Hangul, in Pango's own log attributes.
+/// - **No inserted hyphens**, anywhere.
+/// - **A fixed line height**: every run gets an absolute line height, a multiple of the size set
+///   by the text's main script (``lineHeight(of:)``). Pango centres each run's line box on its
+///   own font's ascent and descent, and a line's box is the union of its runs' boxes; a run in
+///   another face than the main one therefore gets a line height shortened by twice the distance
+///   between the two faces' box centres, so its box lies inside the main face's box and never
+///   makes its line taller (a line made only of such runs comes out shorter instead).
+/// - **Lining figures in right-to-left paragraphs** (`lnum`), so 1207 never reads "I207".
+/// - **Characters the bundled font maps to an empty glyph** (polytonic Greek ᾳ ῃ ῳ among them)
+///   are set in Noto Serif Italic, so they never vanish.
+///
+/// Apply with ``TextLayout/applyTextAttributes(for:)`` whenever a layout's text is set.
+enum TextAttributes {
+  /// What a character asks of the face. `neutral` is anything that is not a letter (spaces,
+  /// digits, punctuation, symbols, combining marks of the bundled scripts).
+  enum Script: UInt8 {
+    case neutral, bundled, han, kana, hangul, arabic, hebrew, devanagari, thai, emptyOutline
+  }
+
+  /// A face a run is set in.
+  enum Face: Equatable {
+    case bundled, cjkSC, cjkJP, cjkKR, arabic, hebrew, devanagari, thai, serifItalic
+    /// Noto Serif upright: digits and punctuation inside Hebrew or Thai, whose faces lack them.
+    case serifUpright
+
+    /// The fontconfig family asked for (`nil`: the layout's own, the bundled italic).
+    var family: String? {
+      switch self {
+      case .bundled: nil
+      case .cjkSC: "Noto Serif CJK SC"
+      case .cjkJP: "Noto Serif CJK JP"
+      case .cjkKR: "Noto Serif CJK KR"
+      case .arabic: "Noto Naskh Arabic"
+      case .hebrew: "Noto Serif Hebrew"
+      case .devanagari: "Noto Serif Devanagari"
+      case .thai: "Noto Serif Thai"
+      case .serifItalic, .serifUpright: "Noto Serif"
+      }
+    }
+
+    /// The language given to Pango for the run (`nil`: none).
+    var language: String? {
+      switch self {
+      case .bundled, .serifItalic, .serifUpright: nil
+      case .cjkSC: "zh-hans"
+      case .cjkJP: "ja"
+      case .cjkKR: "ko"
+      case .arabic: "ar"
+      case .hebrew: "he"
+      case .devanagari: "hi"
+      case .thai: "th"
+      }
+    }
+
+    /// Whether the face is upright (every companion but the Greek stand-in).
+    var isUpright: Bool { self != .bundled && self != .serifItalic }
+
+    /// Whether the face draws digits and Latin punctuation, so they may join its runs.
+    var takesNeutrals: Bool {
+      switch self {
+      case .cjkSC, .cjkJP, .cjkKR, .arabic, .devanagari: true
+      default: false
+      }
+    }
+
+    /// The centre of the face's line box below the baseline, in ems: (descent − ascent) / 2 from
+    /// the metrics Pango reads (HarfBuzz's ascender and descender). Measured once with Pango 1.50
+    /// on the Debian faces; ``ScriptTests`` checks that line heights come out equal.
+    var boxCentre: Double {
+      switch self {
+      case .bundled: -0.210
+      case .cjkSC, .cjkJP, .cjkKR: -0.4325
+      case .arabic: -0.2175
+      case .hebrew: -0.303
+      case .devanagari: -0.1525
+      case .thai: -0.265
+      case .serifItalic, .serifUpright: -0.388
+      }
+    }
+  }
+
+  /// The line height, in ems, of a text whose main face is `face`. The bundled italic's own
+  /// (ascender 0.71 + descender 0.29, with metric hinting off) is exactly one em, so Latin cards
+  /// keep their leading and their line boxes to the unit; scripts with tall marks or a square em
+  /// get more room, so lines never collide.
+  static func lineHeight(of face: Face) -> Double {
+    switch face {
+    case .bundled, .serifItalic, .serifUpright: 1
+    case .hebrew: 1.15
+    case .cjkSC, .cjkJP, .cjkKR: 1.3
+    case .devanagari: 1.4
+    case .arabic, .thai: 1.45
+    }
+  }
+
+  /// Code points the bundled EB Garamond 12 Italic maps to a glyph with no outline
+  /// (`scripts/empty-glyphs.py` lists them); Pango would draw nothing for them.
+  static let emptyOutlines: Set<UInt32> = [
+    0x0475, 0x04D8, 0x1D02, 0x1E9C, 0x1E9D, 0x1E9F, 0x1EFB, 0x1FB3, 0x1FBC, 0x1FC3, 0x1FF3, 0x2206, 0xA726,
+    0xA727, 0xA731,
+  ]
+
+  /// The script a code point asks for.
+  static func script(of scalar: Unicode.Scalar) -> Script {
+    let value = scalar.value
+    if value < 0x80 {
+      return (value | 0x20) >= 0x61 && (value | 0x20) <= 0x7A ? .bundled : .neutral
+    }
+    switch value {
+    case 0x0590...0x05FF, 0xFB1D...0xFB4F: return .hebrew
+    case 0x0600...0x06FF, 0x0750...0x077F, 0x0870...0x08FF, 0xFB50...0xFDFF, 0xFE70...0xFEFF: return .arabic
+    case 0x0900...0x097F, 0xA8E0...0xA8FF: return .devanagari
+    case 0x0E00...0x0E7F: return .thai
+    case 0x1100...0x11FF, 0x3130...0x318F, 0xA960...0xA97F, 0xAC00...0xD7FF: return .hangul
+    case 0x3040...0x30FF, 0x31F0...0x31FF, 0xFF66...0xFF9F, 0x1B000...0x1B16F: return .kana
+    case 0x2E80...0x2FDF, 0x3000...0x303F, 0x3190...0x31EF, 0x3200...0x33FF, 0x3400...0x4DBF, 0x4E00...0x9FFF,
+      0xF900...0xFAFF, 0xFE30...0xFE4F, 0xFF00...0xFF65, 0xFFE0...0xFFEF, 0x20000...0x3FFFF:
+      return .han
+    default:
+      if emptyOutlines.contains(value) { return .emptyOutline }
+      return scalar.properties.isAlphabetic ? .bundled : .neutral
+    }
+  }
+
+  /// A stretch of text in one script: UTF-8 byte offsets, end excluded.
+  private struct Segment {
+    var start: Int
+    var end: Int
+    var script: Script
+    /// For a neutral segment: whether it holds only white space.
+    var whiteSpaceOnly: Bool
+    var face: Face? = nil
+  }
+
+  /// The attribute list for `text`, laid out at `size` pixels (``TextLayout`` always lays out at
+  /// its reference size); the caller owns the returned `PangoAttrList`.
+  static func list(for text: String, size: Double = TextLayout.referenceSize) -> OpaquePointer {
+    let list = pango_attr_list_new()!
+    func insert(_ attribute: UnsafeMutablePointer<PangoAttribute>, _ start: Int, _ end: Int) {
+      attribute.pointee.start_index = UInt32(start)
+      attribute.pointee.end_index = UInt32(end)
+      pango_attr_list_insert(list, attribute)
+    }
+    let length = text.utf8.count
+    insert(pango_attr_insert_hyphens_new(0), 0, length)
+
+    // The one scan: segments by script, Korean words, paragraph directions, letter counts.
+    var segments: [Segment] = []
+    var letters: [Int] = Array(repeating: 0, count: 10)
+    var offset = 0
+    var wordStart = 0
+    var wordHasHangul = false
+    var paragraphStart = 0
+    var paragraphDirection: Bool? = nil  // true: right to left
+    var rightToLeftParagraphs: [(Int, Int)] = []
+    for scalar in text.unicodeScalars {
+      let width = UTF8.width(scalar)
+      let script = script(of: scalar)
+      let isWhiteSpace = script == .neutral && scalar.properties.isWhitespace
+      letters[Int(script.rawValue)] += 1
+      if let last = segments.last, last.script == script, last.end == offset {
+        segments[segments.count - 1].end = offset + width
+        if !isWhiteSpace { segments[segments.count - 1].whiteSpaceOnly = false }
+      } else {
+        segments.append(Segment(start: offset, end: offset + width, script: script, whiteSpaceOnly: isWhiteSpace))
+      }
+      // Korean: no break inside a run of non-space characters that holds Hangul.
+      if isWhiteSpace {
+        if wordHasHangul && wordStart < offset { insert(pango_attr_allow_breaks_new(0), wordStart, offset) }
+        wordStart = offset + width
+        wordHasHangul = false
+      } else if script == .hangul {
+        wordHasHangul = true
+      }
+      // Paragraph direction: its first strong character (directional marks count).
+      if scalar == "\n" || scalar == "\r" || scalar == "\u{2029}" || scalar == "\u{85}" {
+        if paragraphDirection == true { rightToLeftParagraphs.append((paragraphStart, offset)) }
+        paragraphStart = offset + width
+        paragraphDirection = nil
+      } else if paragraphDirection == nil {
+        if script == .arabic || script == .hebrew || scalar == "\u{200F}" {
+          paragraphDirection = true
+        } else if script != .neutral || scalar == "\u{200E}" {
+          paragraphDirection = false
+        }
+      }
+      offset += width
+    }
+    if wordHasHangul && wordStart < length { insert(pango_attr_allow_breaks_new(0), wordStart, length) }
+    if paragraphDirection == true { rightToLeftParagraphs.append((paragraphStart, length)) }
+    for (start, end) in rightToLeftParagraphs where start < end {
+      insert(pango_attr_font_features_new("lnum"), start, end)
+    }
+
+    // Faces: Han follows the text's kana or Hangul; neutrals join a companion run around them.
+    let hasKana = letters[Int(Script.kana.rawValue)] > 0
+    let hasHangul = letters[Int(Script.hangul.rawValue)] > 0
+    func face(_ script: Script) -> Face? {
+      switch script {
+      case .neutral: nil
+      case .bundled: .bundled
+      case .han: hasKana ? .cjkJP : hasHangul ? .cjkKR : .cjkSC
+      case .kana: .cjkJP
+      case .hangul: .cjkKR
+      case .arabic: .arabic
+      case .hebrew: .hebrew
+      case .devanagari: .devanagari
+      case .thai: .thai
+      case .emptyOutline: .serifItalic
+      }
+    }
+    for index in segments.indices { segments[index].face = face(segments[index].script) }
+    for index in segments.indices where segments[index].script == .neutral {
+      let before = index > 0 ? segments[index - 1].face : nil
+      let after = index + 1 < segments.count ? segments[index + 1].face : nil
+      guard let joined = before ?? after, before == nil || after == nil || before == after, joined.isUpright
+      else { continue }
+      // Hebrew and Thai faces have no digits or Latin punctuation: those are set in Noto Serif,
+      // upright too.
+      segments[index].face = joined.takesNeutrals || segments[index].whiteSpaceOnly ? joined : .serifUpright
+    }
+
+    // The main face sets the line height; the others get boxes inside its box.
+    var counts: [(Face, Int)] = []
+    for segment in segments where segment.script != .neutral {
+      let face = segment.face ?? .bundled
+      let count = segment.end - segment.start
+      if let at = counts.firstIndex(where: { $0.0 == face }) {
+        counts[at].1 += count
+      } else {
+        counts.append((face, count))
+      }
+    }
+    let main = counts.max { $0.1 < $1.1 }?.0 ?? .bundled
+    let reference = size * Double(innerpeace_pango_scale)
+    let height = lineHeight(of: main)
+
+    // One set of attributes per stretch of one face.
+    var start = 0
+    while start < segments.count {
+      let face = segments[start].face ?? .bundled
+      var end = start
+      while end + 1 < segments.count, (segments[end + 1].face ?? .bundled) == face { end += 1 }
+      let (from, to) = (segments[start].start, segments[end].end)
+      // A hundredth of an em more keeps the box inside despite rounding.
+      let shortening = face == main ? 0 : 2 * abs(face.boxCentre - main.boxCentre) + 0.01
+      insert(pango_attr_line_height_new_absolute(Int32((height - shortening) * reference)), from, to)
+      if let family = face.family {
+        insert(pango_attr_family_new(face == .serifItalic ? "Noto Serif, DejaVu Serif" : family), from, to)
+        insert(pango_attr_style_new(face.isUpright ? PANGO_STYLE_NORMAL : PANGO_STYLE_ITALIC), from, to)
+      }
+      if let language = face.language {
+        insert(pango_attr_language_new(pango_language_from_string(language)), from, to)
+      }
+      start = end + 1
+    }
+    return list
+  }
+}
+
+extension TextLayout {
+  /// Sets the attributes ``TextAttributes`` computes for `text`, which must be the layout's text.
+  func applyTextAttributes(for text: String) {
+    let list = TextAttributes.list(for: text)
+    pango_layout_set_attributes(handle, list)
+    pango_attr_list_unref(list)
+  }
+
+  /// Replaces the layout's text (plain text, never markup) and sets its attributes and wrap mode
+  /// for the new text. Text with U+2028 LINE SEPARATOR at chosen breaks comes out with the same
+  /// faces, languages and line heights as the text without them.
+  func setText(_ text: String) {
+    pango_layout_set_text(handle, text, Int32(text.utf8.count))
+    applyTextAttributes(for: text)
+    pango_layout_set_wrap(
+      handle, TextLayout.breaksSafelyInsideWords(handle) ? PANGO_WRAP_WORD_CHAR : PANGO_WRAP_WORD)
+  }
+
+  /// How many glyphs Pango found no font for (drawn as boxes: tofu).
+  var unknownGlyphCount: Int { Int(pango_layout_get_unknown_glyphs_count(handle)) }
+
+  /// A font Pango picked for a run: its file and face index, and whether fontconfig slanted an
+  /// upright face (a synthetic oblique: a matrix on the pattern, or an italic request that the
+  /// face does not meet).
+  struct PickedFont: Equatable {
+    let file: String
+    let index: Int
+    /// The face's (first) family name.
+    let family: String
+    /// fontconfig's slant of the face (0 roman, 100 italic, 110 oblique).
+    let slant: Int
+    /// fontconfig added a transformation matrix (synthetic oblique or emboldening).
+    let hasMatrix: Bool
+    /// The language Pango gave the run (`nil`: none).
+    let language: String?
+  }
+
+  /// The fonts Pango picked for the runs of this layout, in order of use, each once.
+  var pickedFonts: [PickedFont] {
+    var fonts: [PickedFont] = []
+    guard let iterator = pango_layout_get_iter(handle) else { return fonts }
+    defer { pango_layout_iter_free(iterator) }
+    repeat {
+      guard let run = pango_layout_iter_get_run_readonly(iterator) else { continue }
+      let analysis = run.pointee.item.pointee.analysis
+      guard let font = analysis.font, let pattern = innerpeace_font_pattern(font) else { continue }
+      var file: UnsafeMutablePointer<FcChar8>?
+      guard FcPatternGetString(pattern, FC_FILE, 0, &file) == FcResultMatch, let file else { continue }
+      var family: UnsafeMutablePointer<FcChar8>?
+      _ = FcPatternGetString(pattern, FC_FAMILY, 0, &family)
+      var index: Int32 = 0
+      _ = FcPatternGetInteger(pattern, FC_INDEX, 0, &index)
+      var slant: Int32 = 0
+      _ = FcPatternGetInteger(pattern, FC_SLANT, 0, &slant)
+      var matrix: UnsafeMutablePointer<FcMatrix>?
+      let hasMatrix = FcPatternGetMatrix(pattern, FC_MATRIX, 0, &matrix) == FcResultMatch
+      let language = analysis.language.map { String(cString: pango_language_to_string($0)) }
+      let picked = PickedFont(
+        file: String(cString: file), index: Int(index), family: family.map { String(cString: $0) } ?? "",
+        slant: Int(slant), hasMatrix: hasMatrix, language: language)
+      if !fonts.contains(picked) { fonts.append(picked) }
+    } while pango_layout_iter_next_run(iterator) != 0
+    return fonts
+  }
+}
+
+extension FittedText {
+  /// How many glyphs of the quote and author line, as fitted, no font could draw (tofu).
+  var missingGlyphs: Int { quote.unknownGlyphCount + (author?.unknownGlyphCount ?? 0) }
+}

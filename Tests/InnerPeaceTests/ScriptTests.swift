@@ -1,0 +1,224 @@
+import CInnerPeace
+import Foundation
+import Testing
+
+@testable import InnerPeace
+
+/// Scripts without an italic tradition in upright companion serifs, a language per run, Korean
+/// breaks at spaces, a fixed line height, lining figures in right-to-left text, polytonic Greek
+/// with ink, and tofu counted (issue 8, item 3).
+@Suite struct ScriptTests {
+  /// A layout of `text` on this thread's font map, at 48 px, unwrapped.
+  static func layout(_ text: String) -> TextLayout {
+    let context = TextContext(fontMap: FontSetup.threadFontMap(bundledFontPath: Fixtures.renderer.bundledFontPath))
+    let layout = TextLayout(context: context, text: text, family: FontSetup.family)
+    layout.setPixelSize(48)
+    return layout
+  }
+
+  /// Each line's logical height, in Pango units at the reference size.
+  static func lineHeights(_ layout: TextLayout) -> [Int] {
+    var heights: [Int] = []
+    guard let iterator = pango_layout_get_iter(layout.handle) else { return heights }
+    defer { pango_layout_iter_free(iterator) }
+    repeat {
+      var logical = PangoRectangle()
+      pango_layout_iter_get_line_extents(iterator, nil, &logical)
+      heights.append(Int(logical.height))
+    } while pango_layout_iter_next_line(iterator) != 0
+    return heights
+  }
+
+  /// The glyph ids of the runs set in the file at `path`.
+  static func glyphs(_ layout: TextLayout, inFile path: String) -> [UInt32] {
+    var ids: [UInt32] = []
+    guard let iterator = pango_layout_get_iter(layout.handle) else { return ids }
+    defer { pango_layout_iter_free(iterator) }
+    repeat {
+      guard let run = pango_layout_iter_get_run_readonly(iterator), let font = run.pointee.item.pointee.analysis.font,
+        let pattern = innerpeace_font_pattern(font)
+      else { continue }
+      var file: UnsafeMutablePointer<FcChar8>?
+      guard FcPatternGetString(pattern, FC_FILE, 0, &file) == FcResultMatch, let file, String(cString: file) == path
+      else { continue }
+      let glyphs = run.pointee.glyphs.pointee
+      for index in 0..<Int(glyphs.num_glyphs) { ids.append(glyphs.glyphs[index].glyph) }
+    } while pango_layout_iter_next_run(iterator) != 0
+    return ids
+  }
+
+  struct Companion: Sendable, CustomStringConvertible {
+    let text: String
+    let file: String
+    let family: String
+    let language: String
+    var description: String { language }
+  }
+
+  static let companions: [Companion] = [
+    Companion(text: "静水流深，宁静致远。", file: "NotoSerifCJK-Regular.ttc", family: "Noto Serif CJK SC", language: "zh-hans"),
+    Companion(text: "静かな心で生きる。", file: "NotoSerifCJK-Regular.ttc", family: "Noto Serif CJK JP", language: "ja"),
+    Companion(text: "마음의 평화를 찾아라.", file: "NotoSerifCJK-Regular.ttc", family: "Noto Serif CJK KR", language: "ko"),
+    Companion(
+      text: "السلام عليكم ورحمة الله", file: "NotoNaskhArabic-Regular.ttf", family: "Noto Naskh Arabic", language: "ar"),
+    Companion(
+      text: "שלום עולם ומלואו", file: "NotoSerifHebrew-Regular.ttf", family: "Noto Serif Hebrew", language: "he"),
+    Companion(
+      text: "मन की शांति ही सुख है।", file: "NotoSerifDevanagari-Regular.ttf", family: "Noto Serif Devanagari", language: "hi"),
+    Companion(
+      text: "ความสงบในใจคือความสุข", file: "NotoSerifThai-Regular.ttf", family: "Noto Serif Thai", language: "th"),
+  ]
+
+  /// Each script is set in its companion face, upright (roman slant, no synthetic-oblique
+  /// matrix), with its language; the quote's own italic sets none of it.
+  @Test(arguments: companions)
+  func companionFaceIsUpright(_ companion: Companion) {
+    for text in [companion.text, "Peace: \(companion.text)"] {
+      let fonts = Self.layout(text).pickedFonts
+      let own = fonts.filter { $0.file.hasSuffix("/" + companion.file) }
+      #expect(own.count == 1, "\(text): \(fonts)")
+      guard let font = own.first else { continue }
+      #expect(font.family == companion.family, "\(fonts)")
+      #expect(font.language == companion.language, "\(fonts)")
+      #expect(font.slant == Int(FC_SLANT_ROMAN) && !font.hasMatrix, "synthetic oblique: \(fonts)")
+      // Nothing else in a text of one script but the quote's own face (for Latin and marks).
+      #expect(
+        fonts.allSatisfy { $0 == font || $0.file == Fixtures.renderer.bundledFontPath }, "\(text): \(fonts)")
+    }
+  }
+
+  /// Han in a text with kana is Japanese, with Hangul Korean, otherwise Simplified Chinese. (Pango
+  /// gives a Han run tagged `ko` the language "xx", fontconfig's Korean covering Hangul only; the
+  /// KR face's own default forms are the Korean ones.)
+  @Test func hanFollowsTheText() {
+    let cases = [
+      ("心", "Noto Serif CJK SC", "zh-hans"), ("心のこと", "Noto Serif CJK JP", "ja"), ("心 마음", "Noto Serif CJK KR", nil),
+      ("心 peace", "Noto Serif CJK SC", "zh-hans"),
+    ]
+    for (text, family, language) in cases {
+      let fonts = Self.layout(text).pickedFonts.filter { $0.file.hasSuffix("NotoSerifCJK-Regular.ttc") }
+      #expect(!fonts.isEmpty && fonts.allSatisfy { $0.family == family }, "\(text): \(fonts)")
+      if let language { #expect(fonts.allSatisfy { $0.language == language }, "\(text): \(fonts)") }
+    }
+  }
+
+  /// Korean wraps only at spaces, at any width, and Pango's own break attributes (which the line
+  /// breaker reads) have no break inside a word.
+  @Test func koreanBreaksOnlyAtSpaces() {
+    let text = "마음의 평화를 찾아라, 오늘도 내일도 행복하게 살자. 사랑합니다 여러분"
+    let layout = Self.layout(text)
+    let bytes = Array(text.utf8)
+    var count: Int32 = 0
+    let attributes = pango_layout_get_log_attrs_readonly(layout.handle, &count)!
+    var offset = 0
+    for (index, scalar) in text.unicodeScalars.enumerated() {
+      if index > 0 && attributes[index].is_line_break != 0 {
+        #expect(bytes[offset - 1] == 0x20, "break inside a word at character \(index)")
+      }
+      offset += UTF8.width(scalar)
+    }
+    var wrapped = 0
+    // From the width of the longest word up: a word wider than the line must break inside.
+    for width in stride(from: 300.0, through: 1200, by: 20) {
+      layout.setWidth(width)
+      for line in 1..<max(1, layout.lineCount) {
+        let start = Int(pango_layout_get_line_readonly(layout.handle, Int32(line))!.pointee.start_index)
+        #expect(bytes[start - 1] == 0x20, "width \(width): line \(line) starts inside a word")
+        wrapped += 1
+      }
+    }
+    #expect(wrapped > 20, "\(wrapped) wrapped lines")
+  }
+
+  /// A line holding a glyph from another face is exactly as tall as a Latin line, and every line
+  /// is the fixed multiple of the size.
+  @Test func fallbackGlyphsKeepTheLineHeight() {
+    let latin = Self.lineHeights(Self.layout("Peace comes from within"))
+    #expect(latin == [128 * 1024])
+    let mixed = Self.layout(
+      "Peace comes from within\nPeace 静 comes\nPeace मन comes\nPeace סלאם comes\nPeace سلام comes\nPeace สงบ\nᾳ ῃ ῳ")
+    #expect(Self.lineHeights(mixed) == Array(repeating: 128 * 1024, count: 7))
+    // A text of one companion script: every line the same, its own multiple.
+    let chinese = Self.layout("静水流深\n静水流深，peace\n宁静致远。")
+    #expect(Self.lineHeights(chinese) == Array(repeating: Int(1.3 * 128 * 1024), count: 3))
+    let arabic = Self.layout("السلام عليكم\nسلام 1207 peace\nورحمة الله")
+    #expect(Self.lineHeights(arabic) == Array(repeating: Int(1.45 * 128 * 1024), count: 3))
+    let hebrew = Self.layout("שלום עולם\nשלום 1207, עולם.\nשלום")
+    #expect(Self.lineHeights(hebrew) == Array(repeating: Int(1.15 * 128 * 1024), count: 3))
+    // Wrapped, not only at hard breaks.
+    let thai = Self.layout("ความสงบในใจคือความสุข ความสงบในใจคือความสุข ความสงบในใจคือความสุข")
+    thai.setWidth(200)
+    let heights = Self.lineHeights(thai)
+    #expect(heights.count > 2 && Set(heights).count == 1, "\(heights)")
+  }
+
+  /// In a right-to-left paragraph the figures are lining: 1207 never reads "I207".
+  @Test func rightToLeftFiguresAreLining() {
+    let bundled = Fixtures.renderer.bundledFontPath
+    let oldStyleOne = Self.glyphs(Self.layout("1"), inFile: bundled)
+    #expect(oldStyleOne.count == 1)
+    // Latin words in a Hebrew paragraph: the italic, with lining figures.
+    let hebrew = Self.layout("בשנת Peace 1")
+    #expect(hebrew.isRightToLeft)
+    let hebrewGlyphs = Self.glyphs(hebrew, inFile: bundled)
+    #expect(!hebrewGlyphs.isEmpty && !hebrewGlyphs.contains(oldStyleOne[0]), "\(hebrewGlyphs) \(oldStyleOne)")
+    // A left-to-right paragraph keeps the italic's old-style figures.
+    #expect(Self.glyphs(Self.layout("In 1"), inFile: bundled).contains(oldStyleOne[0]))
+    // Arabic digits are set in the Arabic face, whose figures are lining; Hebrew ones in Noto
+    // Serif, upright.
+    let arabic = Self.layout("في عام 1207")
+    #expect(Self.glyphs(arabic, inFile: bundled).isEmpty)
+    let digits = Self.layout("בשנת 1207.").pickedFonts
+    #expect(digits.map(\.file).contains("/usr/share/fonts/truetype/noto/NotoSerif-Regular.ttf"), "\(digits)")
+    #expect(digits.allSatisfy { $0.slant == Int(FC_SLANT_ROMAN) && !$0.hasMatrix }, "\(digits)")
+  }
+
+  /// EB Garamond maps ᾳ ῃ ῳ (and a few more) to glyphs with no outline: they are set in Noto
+  /// Serif Italic instead, and have ink.
+  @Test func polytonicGreekHasInk() {
+    for text in ["\u{1FB3}", "\u{1FC3}", "\u{1FF3}", "\u{1FBC}"] {
+      let layout = Self.layout(text)
+      #expect(layout.extents.ink.width > 0, "\(text) has no ink")
+      #expect(layout.pickedFonts.map(\.file) == ["/usr/share/fonts/truetype/noto/NotoSerif-Italic.ttf"])
+      #expect(layout.unknownGlyphCount == 0)
+    }
+    let phrase = Self.layout("ἐν ἀρχῇ ἦν ὁ λόγος, τῷ ᾳ ῃ ῳ")
+    #expect(phrase.pickedFonts.first?.file == Fixtures.renderer.bundledFontPath)
+  }
+
+  /// No hyphen is ever inserted where Pango breaks inside a word.
+  @Test func noInsertedHyphens() {
+    let text = String(repeating: "x", count: 40)
+    let layout = Self.layout(text)
+    layout.setWidth(100)
+    #expect(layout.lineCount > 3)
+    let glyphs = Self.glyphs(layout, inFile: Fixtures.renderer.bundledFontPath)
+    #expect(glyphs.count == 40, "\(glyphs.count) glyphs for 40 characters")
+  }
+
+  /// Text the line breaker marks with U+2028 at its breaks keeps its faces and languages.
+  @Test func lineSeparatorsKeepTheAttributes() {
+    let layout = Self.layout("静かな心 peace, 마음")
+    let before = layout.pickedFonts
+    layout.setText("静かな心\u{2028}peace,\u{2028}마음")
+    #expect(layout.lineCount == 3)
+    #expect(Set(layout.pickedFonts.map(\.family)) == Set(before.map(\.family)), "\(layout.pickedFonts)")
+    #expect(Set(layout.pickedFonts.map(\.language)) == Set(before.map(\.language)))
+  }
+
+  /// Glyphs no font can draw are counted, never silent.
+  @Test func unknownGlyphsAreCounted() throws {
+    #expect(Self.layout("Peace 静 שלום ᾳ").unknownGlyphCount == 0)
+    #expect(Self.layout("Peace \u{E000}").unknownGlyphCount == 1)
+    // U+E001 is not tofu: the bundled font has a glyph there (a private-use ligature).
+    #expect(Self.layout("\u{0378}\u{E000}\u{E001}\u{E010}").unknownGlyphCount == 3)
+    let card = try Fixtures.renderer.render(
+      CardRequest(
+        preset: .custom(try CanvasSize(width: 300, height: 200)), quote: .text("Calm \u{E000}", author: "A \u{0378}"),
+        seed: 1))
+    #expect(card.missingGlyphs == 2)
+    let clean = try Fixtures.renderer.render(
+      CardRequest(preset: .custom(try CanvasSize(width: 300, height: 200)), quote: .text("Calm", author: "A"), seed: 1))
+    #expect(clean.missingGlyphs == 0)
+  }
+}
