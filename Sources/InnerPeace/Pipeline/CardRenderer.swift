@@ -50,7 +50,12 @@ public final class CardRenderer: Sendable {
       quote = catalog.quotes[index]
     case .text(let text, let author):
       quoteIndex = nil
-      quote = Quote(text: try TextRules.quote(text), author: try TextRules.author(author ?? ""))
+      let tidied = Quote(text: try TextRules.quote(text), author: try TextRules.author(author ?? ""))
+      // The card and its share message carry the same text: the one drawn.
+      quote =
+        request.typographicPunctuation
+        ? Quote(text: Punctuation.typographic(tidied.text), author: Punctuation.typographic(tidied.author))
+        : tidied
     }
     let pictureName: String
     switch request.picture {
