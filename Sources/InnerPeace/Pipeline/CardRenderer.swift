@@ -29,6 +29,11 @@ public final class CardRenderer: Sendable {
   /// - Throws: ``InnerPeaceError`` for a bad request (index out of range, unknown picture, invalid
   ///   text, JPEG with transparency) or a failed decode, draw or encode.
   public func render(_ request: CardRequest) throws(InnerPeaceError) -> RenderedCard {
+    try render(request, probe: nil)
+  }
+
+  /// Renders one card, and hands `probe` what the halo stage saw and chose (for tests).
+  func render(_ request: CardRequest, probe: ((HaloProbe) -> Void)?) throws(InnerPeaceError) -> RenderedCard {
     let geometry = request.preset.geometry
     var timings = StageTimings()
     let clock = ContinuousClock()
@@ -84,7 +89,8 @@ public final class CardRenderer: Sendable {
     }
 
     // The halo text: text layer, its alpha blurred five times, shadows, then the text.
-    try HaloText.draw(fitted, geometry: geometry, on: canvas, timings: &timings)
+    try HaloText.draw(
+      fitted, geometry: geometry, on: canvas, measuresContrast: !request.transparent, timings: &timings, probe: probe)
 
     start = clock.now
     let bytes = try ImageEncoding.encode(canvas, as: request.format)
