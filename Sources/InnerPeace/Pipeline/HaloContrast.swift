@@ -57,6 +57,9 @@ enum HaloContrast {
   /// bring a pixel's luminance to a target is about `(target / L)^(1/2.2)`.
   private static let root: [Double] = (0...4096).map { pow(Double($0) / 4096, 1 / 2.2) }
 
+  /// `log(1 - alpha)` for each 8-bit alpha (minus infinity at 255).
+  private static let logClear: [Double] = (0..<256).map { log(1 - Double($0) / 255) }
+
   /// WCAG relative luminance of an sRGB pixel.
   static func luminance(red: UInt8, green: UInt8, blue: UInt8) -> Double {
     0.2126 * linear[Int(red)] + 0.7152 * linear[Int(green)] + 0.0722 * linear[Int(blue)]
@@ -70,6 +73,40 @@ enum HaloContrast {
   static func ring(_ coverage: [UInt8], width: Int, height: Int) -> [Bool] {
     let radius = ringRadius
     // First grow the coverage sideways, then look up and down in the grown rows.
+    let across = grownAcross(coverage, width: width, height: height)
+    // Then up and down, row by row: the last grown row seen in each column, going down and
+    // going up.
+    var result = [Bool](repeating: false, count: coverage.count)
+    var last = [Int](repeating: -radius - 1, count: width)
+    across.withUnsafeBufferPointer { across in
+      coverage.withUnsafeBufferPointer { source in
+        result.withUnsafeMutableBufferPointer { result in
+          last.withUnsafeMutableBufferPointer { last in
+            for y in 0..<height {
+              let row = y * width
+              for x in 0..<width {
+                if across[row + x] > 0 { last[x] = y }
+                result[row + x] = y - last[x] <= radius && source[row + x] == 0
+              }
+            }
+            for x in 0..<width { last[x] = height + radius + 1 }
+            for y in stride(from: height - 1, through: 0, by: -1) {
+              let row = y * width
+              for x in 0..<width {
+                if across[row + x] > 0 { last[x] = y }
+                if last[x] - y <= radius && source[row + x] == 0 { result[row + x] = true }
+              }
+            }
+          }
+        }
+      }
+    }
+    return result
+  }
+
+  /// 1 where a covered pixel lies within ``ringRadius`` in the same row, else 0.
+  static func grownAcross(_ coverage: [UInt8], width: Int, height: Int) -> [UInt8] {
+    let radius = ringRadius
     var across = [UInt8](repeating: 0, count: coverage.count)
     coverage.withUnsafeBufferPointer { source in
       across.withUnsafeMutableBufferPointer { target in
@@ -81,33 +118,14 @@ enum HaloContrast {
             if x - last <= radius { target[row + x] = 1 }
           }
           last = width + radius + 1
-          for x in stride(from: width - 1, through: 0, by: -1) {
+          for x in Swift.stride(from: width - 1, through: 0, by: -1) {
             if source[row + x] > 0 { last = x }
             if last - x <= radius { target[row + x] = 1 }
           }
         }
       }
     }
-    var result = [Bool](repeating: false, count: coverage.count)
-    across.withUnsafeBufferPointer { across in
-      coverage.withUnsafeBufferPointer { source in
-        result.withUnsafeMutableBufferPointer { result in
-          for y in 0..<height {
-            let low = max(0, y - radius)
-            let high = min(height - 1, y + radius)
-            for x in 0..<width where source[y * width + x] == 0 {
-              var near = false
-              for other in low...high where across[other * width + x] > 0 {
-                near = true
-                break
-              }
-              result[y * width + x] = near
-            }
-          }
-        }
-      }
-    }
-    return result
+    return across
   }
 
   /// The strengths that bring the ring to the target over this background, for the quote (rows
@@ -117,25 +135,49 @@ enum HaloContrast {
   ///   - shadow: the plain stacked shadow mask of the same image.
   ///   - background: the canvas's pixels (BGRX) at the text image's top-left corner.
   ///   - stride: bytes per canvas row.
+  ///   - quoteSize: the quote's size in pixels: from 48 px its lines are sampled.
   static func strengths(
     coverage: [UInt8], shadow: [UInt8], width: Int, height: Int, background: UnsafePointer<UInt8>, stride: Int,
-    authorRow: Int?
+    authorRow: Int?, quoteSize: Int
   ) -> (quote: HaloStrength, author: HaloStrength) {
-    let ring = Self.ring(coverage, width: width, height: height)
+    let quoteStep = quoteSize >= 48 ? 2 : 1
+    // Large letters are judged on every other pixel of every other row (a quarter of the work,
+    // the same quantile); small ones, and the author line, on every pixel.
+    let across = grownAcross(coverage, width: width, height: height)
+    let radius = ringRadius
     let targetRoot = pow(1.05 / target - 0.05, 1 / 2.2)
-    // For each ring pixel: the factor its colour must shrink by, and its shadow.
+    // For each ring pixel short of the target: the factor its colour must shrink by, and its shadow.
     var needs: [[(factor: Double, shadow: Double)]] = [[], []]
     var counts = [0, 0]
-    for y in 0..<height {
-      let line = authorRow.map { y >= $0 ? 1 : 0 } ?? 0
-      let pixels = background + y * stride
-      for x in 0..<width where ring[y * width + x] {
-        counts[line] += 1
-        let pixel = pixels + 4 * x
-        let luminance = Self.luminance(red: pixel[2], green: pixel[1], blue: pixel[0])
-        let factor = targetRoot / root[min(4096, Int(luminance * 4096))]
-        guard factor < 1 else { continue }
-        needs[line].append((factor, Double(shadow[y * width + x]) / 255))
+    linear.withUnsafeBufferPointer { linear in
+      root.withUnsafeBufferPointer { root in
+        across.withUnsafeBufferPointer { across in
+          coverage.withUnsafeBufferPointer { source in
+            var y = 0
+            while y < height {
+              let line = authorRow.map { y >= $0 ? 1 : 0 } ?? 0
+              let step = line == 0 ? quoteStep : 1
+              defer { y += step }
+              let pixels = background + y * stride
+              let (low, high) = (max(0, y - radius), min(height - 1, y + radius))
+              for x in Swift.stride(from: 0, to: width, by: step) where source[y * width + x] == 0 {
+                var near = false
+                for other in low...high where across[other * width + x] != 0 {
+                  near = true
+                  break
+                }
+                guard near else { continue }
+                counts[line] += 1
+                let pixel = pixels + 4 * x
+                let luminance =
+                  0.2126 * linear[Int(pixel[2])] + 0.7152 * linear[Int(pixel[1])] + 0.0722 * linear[Int(pixel[0])]
+                let factor = targetRoot / root[min(4096, Int(luminance * 4096))]
+                guard factor < 1 else { continue }
+                needs[line].append((factor, Double(shadow[y * width + x]) / 255))
+              }
+            }
+          }
+        }
       }
     }
     return (strength(needs[0], ringCount: counts[0]), strength(needs[1], ringCount: counts[1]))
@@ -151,9 +193,10 @@ enum HaloContrast {
     // The passes each pixel needs: (1 - alpha)^gain must come down to its factor.
     let gainSteps = Int(maximumGain * 100)
     let gainBucket = upperQuantile(of: needs, buckets: gainSteps + 1, allowed: allowed) { need in
-      guard need.shadow > 0 else { return gainSteps }
-      guard need.shadow < 1 else { return 0 }
-      return min(gainSteps, Int((log(need.factor) / log(1 - need.shadow) * 100).rounded(.up)))
+      let shadow = Int((need.shadow * 255).rounded())
+      guard shadow > 0 else { return gainSteps }
+      guard shadow < 255 else { return 0 }
+      return min(gainSteps, Int((log(need.factor) / logClear[shadow] * 100).rounded(.up)))
     }
     if gainBucket < gainSteps { return HaloStrength(gain: max(1, Double(gainBucket) / 100), scrim: 0) }
     // The gain alone is not enough: the scrim takes what is left.
@@ -211,7 +254,8 @@ enum HaloContrast {
   }
 
   /// The scrim's mask: `opacity` behind `block` (canvas coordinates), fading smoothly to nothing
-  /// `feather` pixels outside it, with round corners; its origin and size on the canvas.
+  /// `feather` pixels outside it (the product of a fade across and a fade down, so the corners
+  /// round off); its origin and size on the canvas.
   static func scrim(
     opacity: Double, block: PixelRect, feather: Double, canvasWidth: Int, canvasHeight: Int
   ) -> (mask: [UInt8], left: Int, top: Int, width: Int, height: Int)? {
@@ -221,16 +265,20 @@ enum HaloContrast {
     let bottom = min(canvasHeight, Int((block.maxY + feather).rounded(.up)))
     let (width, height) = (right - left, bottom - top)
     guard opacity > 0, width > 0, height > 0 else { return nil }
+    func fade(_ distance: Double) -> Double {
+      let t = min(1, distance / feather)
+      return 1 - t * t * (3 - 2 * t)
+    }
+    let across = (0..<width).map { x in
+      let centre = Double(left + x) + 0.5
+      return fade(max(0, block.x - centre, centre - block.maxX))
+    }
     var mask = [UInt8](repeating: 0, count: width * height)
     for y in 0..<height {
       let centre = Double(top + y) + 0.5
-      let dy = max(0, block.y - centre, centre - block.maxY)
-      for x in 0..<width {
-        let across = Double(left + x) + 0.5
-        let dx = max(0, block.x - across, across - block.maxX)
-        let t = min(1, (dx * dx + dy * dy).squareRoot() / feather)
-        mask[y * width + x] = UInt8((255 * opacity * (1 - t * t * (3 - 2 * t))).rounded())
-      }
+      let down = 255 * opacity * fade(max(0, block.y - centre, centre - block.maxY))
+      guard down > 0 else { continue }
+      for x in 0..<width { mask[y * width + x] = UInt8((down * across[x]).rounded()) }
     }
     return (mask, left, top, width, height)
   }

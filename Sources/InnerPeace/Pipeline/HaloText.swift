@@ -67,7 +67,7 @@ enum HaloText {
       strengths = HaloContrast.strengths(
         coverage: coverage, shadow: shadow, width: width, height: height,
         background: UnsafePointer(canvas.data + top * canvas.stride + 4 * left), stride: canvas.stride,
-        authorRow: authorRow)
+        authorRow: authorRow, quoteSize: fitted.quoteSize)
       HaloContrast.deepen(
         &shadow, width: width, height: height, quote: strengths.quote, author: strengths.author, authorRow: authorRow,
         ramp: Int((sigmas.last ?? 0) * 2))
