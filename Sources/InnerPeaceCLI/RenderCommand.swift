@@ -69,6 +69,13 @@ struct RenderCommand: ParsableCommand {
   @Flag(help: "Render only the text and its halo, on a transparent background (png or webp).")
   var transparent = false
 
+  @Flag(
+    help: """
+      Draw --text and --author as typed. By default their straight quotes, apostrophes, '--' and \
+      '...' become typographic ones (“ ” ‘ ’, —, …); catalog quotes are always drawn as written.
+      """)
+  var straightQuotes = false
+
   @Flag(name: [.short, .long], help: "Describe the card on stderr: quote, picture, size and font size.")
   var verbose = false
 
@@ -88,7 +95,9 @@ struct RenderCommand: ParsableCommand {
       warn("warning: the text does not fit even at \(card.fontSize) px and was shortened with an ellipsis")
     }
     if verbose {
-      let quoteLabel = card.quoteIndex.map { "quote \($0)" } ?? "custom text"
+      let quoteLabel =
+        card.quoteIndex.map { "quote \($0)" }
+        ?? "custom text \(card.shareMessage.split(separator: "\n").joined(separator: " / "))"
       warn(
         "\(out == "-" ? "stdout" : out): \(request.preset) \(card.size) \(card.format.rawValue), \(card.bytes.count) bytes, "
           + "\(quoteLabel), picture \(card.picture ?? "none"), \(card.fontSize) px, seed \(request.seed)")
@@ -153,7 +162,8 @@ struct RenderCommand: ParsableCommand {
     }
     return CardRequest(
       preset: chosenPreset, quote: quoteChoice, picture: picture.map { .named($0) } ?? .random, seed: chosenSeed,
-      format: chosenFormat, showsAuthor: !noAuthor, alignment: alignment, transparent: transparent)
+      format: chosenFormat, showsAuthor: !noAuthor, alignment: alignment, transparent: transparent,
+      typographicPunctuation: !straightQuotes)
   }
 
   /// The catalog in `folder`, or the bundled one.

@@ -82,12 +82,21 @@ struct CardRoutes<Renderer: CardRendering> {
     }
     let author = query["author"] ?? ""
     let picture = try pictureParameter(query)
+    let straightQuotes: Bool
+    switch query["straightQuotes"] {
+    case nil, "false", "0", "no": straightQuotes = false
+    case "true", "1", "yes": straightQuotes = true
+    case let other?:
+      throw ServiceError.badParameter("straightQuotes", "straightQuotes is true or false, not '\(other)'")
+    }
     let seed: UInt64 = picture == nil ? UInt64(truncatingIfNeeded: StableHash.of(text)) : 0
     let cardRequest = CardRequest(
       preset: options.preset, quote: .text(text, author: author), picture: picture.map { .named($0) } ?? .random,
-      seed: seed, format: options.format, showsAuthor: options.showsAuthor, alignment: options.alignment)
+      seed: seed, format: options.format, showsAuthor: options.showsAuthor, alignment: options.alignment,
+      typographicPunctuation: !straightQuotes)
     // Percent-encoded parts cannot contain the separator, so different texts never share a key.
-    let key = "text|\(options.key)|\(picture ?? "-")|\(percentEncoded(author))|\(percentEncoded(text))"
+    let key =
+      "text|\(options.key)|\(straightQuotes ? "straight" : "typographic")|\(picture ?? "-")|\(percentEncoded(author))|\(percentEncoded(text))"
     let etag = service.etag(for: key)
     let cacheControl = "public, max-age=86400"
     if let notModified = notModified(request, etag: etag, cacheControl: cacheControl) { return notModified }

@@ -148,7 +148,7 @@ enum OpenAPIDocument {
             - name: text
               in: query
               required: true
-              description: The quote, drawn as written (never markup). At most 5,000 characters (413 beyond).
+              description: The quote, never markup; its straight quotes, '--' and '...' become typographic ones unless straightQuotes=true. At most 5,000 characters (413 beyond).
               schema: { type: string, maxLength: 5000 }
             - name: picture
               in: query
@@ -158,6 +158,7 @@ enum OpenAPIDocument {
               in: query
               description: The author line; empty for none. (On this endpoint, author is the name, not a switch.)
               schema: { type: string, maxLength: 200 }
+            - $ref: '#/components/parameters/straightQuotes'
           responses:
             '200':
               description: 'The card. Cache-Control: public, max-age=86400.'
@@ -195,7 +196,7 @@ enum OpenAPIDocument {
             - name: text
               in: query
               required: true
-              description: The quote, drawn as written (never markup). At most 5,000 characters (413 beyond).
+              description: The quote, never markup; its straight quotes, '--' and '...' become typographic ones unless straightQuotes=true. At most 5,000 characters (413 beyond).
               schema: { type: string, maxLength: 5000 }
             - name: picture
               in: query
@@ -205,6 +206,7 @@ enum OpenAPIDocument {
               in: query
               description: The author line; empty for none. (On this endpoint, author is the name, not a switch.)
               schema: { type: string, maxLength: 200 }
+            - $ref: '#/components/parameters/straightQuotes'
           responses:
             '200':
               description: 'The card. Cache-Control: public, max-age=86400.'
@@ -242,7 +244,7 @@ enum OpenAPIDocument {
             - name: text
               in: query
               required: true
-              description: The quote, drawn as written (never markup). At most 5,000 characters (413 beyond).
+              description: The quote, never markup; its straight quotes, '--' and '...' become typographic ones unless straightQuotes=true. At most 5,000 characters (413 beyond).
               schema: { type: string, maxLength: 5000 }
             - name: picture
               in: query
@@ -252,6 +254,7 @@ enum OpenAPIDocument {
               in: query
               description: The author line; empty for none. (On this endpoint, author is the name, not a switch.)
               schema: { type: string, maxLength: 200 }
+            - $ref: '#/components/parameters/straightQuotes'
           responses:
             '200':
               description: 'The card. Cache-Control: public, max-age=86400.'
@@ -628,6 +631,14 @@ enum OpenAPIDocument {
           in: query
           description: false leaves out the author line.
           schema: { type: string, enum: ['true', 'false'] }
+        straightQuotes:
+          name: straightQuotes
+          in: query
+          description: >-
+            true draws text and author as typed. By default straight quotes and apostrophes become
+            typographic ones (“ ” ‘ ’), -- an em dash and ... an ellipsis. Catalog quotes are always
+            drawn as written.
+          schema: { type: string, enum: ['true', 'false'], default: 'false' }
       headers:
         CacheControl:
           schema: { type: string }

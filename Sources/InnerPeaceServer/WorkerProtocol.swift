@@ -80,6 +80,7 @@ enum WorkerWire {
     writer.bool(request.showsAuthor)
     writer.string(request.alignment.rawValue)
     writer.bool(request.transparent)
+    writer.bool(request.typographicPunctuation)
     return writer.bytes
   }
 
@@ -106,10 +107,11 @@ enum WorkerWire {
     let showsAuthor = try reader.bool()
     guard let alignment = TextAlignment(rawValue: try reader.string()) else { throw WireError("bad alignment") }
     let transparent = try reader.bool()
+    let typographicPunctuation = try reader.bool()
     try reader.expectEnd()
     return CardRequest(
       preset: preset, quote: quote, picture: picture, seed: seed, format: format, showsAuthor: showsAuthor,
-      alignment: alignment, transparent: transparent)
+      alignment: alignment, transparent: transparent, typographicPunctuation: typographicPunctuation)
   }
 
   // MARK: Cards

@@ -169,6 +169,25 @@ struct RenderCommandTests {
     #expect(pngHeader(result.stdout) != nil)
   }
 
+  /// `--text` and `--author` get typographic punctuation unless `--straight-quotes` is given;
+  /// `--verbose` shows the text as drawn.
+  @Test func punctuationIsTypographicUnlessStraightQuotes() throws {
+    let arguments = [
+      "render", "--out", "-", "--size", "400x300", "--seed", "1", "--text", #""It's time" -- now..."#, "--author",
+      "O'Brien", "--verbose",
+    ]
+    let typographic = try CLI.run(arguments)
+    #expect(typographic.status == 0, "stderr: \(typographic.stderr)")
+    #expect(typographic.stderr.contains("“It’s time” — now…"), "stderr: \(typographic.stderr)")
+    #expect(typographic.stderr.contains("O’Brien"), "stderr: \(typographic.stderr)")
+
+    let straight = try CLI.run(arguments + ["--straight-quotes"])
+    #expect(straight.status == 0, "stderr: \(straight.stderr)")
+    #expect(straight.stderr.contains(#""It's time" -- now..."#), "stderr: \(straight.stderr)")
+    #expect(straight.stderr.contains("O'Brien"), "stderr: \(straight.stderr)")
+    #expect(straight.stdout != typographic.stdout, "the drawn text differs")
+  }
+
   // MARK: Help
 
   @Test func helpListsEveryOption() throws {
@@ -177,7 +196,7 @@ struct RenderCommandTests {
     let help = String(decoding: result.stdout, as: UTF8.self) + result.stderr
     for option in [
       "--out", "--preset", "--size", "--quote", "--text", "--author", "--picture", "--seed", "--catalog", "--format",
-      "--no-author", "--align", "--transparent",
+      "--no-author", "--align", "--transparent", "--straight-quotes",
     ] {
       #expect(help.contains(option), "render --help does not mention \(option)")
     }

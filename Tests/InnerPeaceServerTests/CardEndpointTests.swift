@@ -247,6 +247,28 @@ import Testing
     }
   }
 
+  /// /card sets text and author with typographic punctuation; `straightQuotes=true` keeps what
+  /// was typed, as its own cached card with its own ETag; a value that is not a boolean is a 400.
+  @Test func customCardPunctuationAndStraightQuotes() async throws {
+    try await withRouter { client, _ in
+      let base =
+        "/card.png?text=\(queryEncoded(#""It's time" -- now..."#))&author=\(queryEncoded("O'Brien"))&w=240&h=200"
+      let typographic = try await client.get(base)
+      expectCard(typographic, format: "png", size: (240, 200))
+      #expect(
+        percentDecoded(typographic.header("X-Share-Message") ?? "") == "\"“It’s time” — now…\" \u{2014} O’Brien")
+      let straight = try await client.get(base + "&straightQuotes=true")
+      expectCard(straight, format: "png", size: (240, 200))
+      #expect(
+        percentDecoded(straight.header("X-Share-Message") ?? "") == "\"\"It's time\" -- now...\" \u{2014} O'Brien")
+      #expect(straight.header("ETag") != typographic.header("ETag"), "two cards, one ETag")
+      #expect(!sameBytes(straight, typographic), "the straight card was served from the typographic one's cache")
+      let explicit = try await client.get(base + "&straightQuotes=false")
+      #expect(sameBytes(explicit, typographic))
+      _ = expectError(try await client.get(base + "&straightQuotes=maybe"), status: 400, parameter: "straightQuotes")
+    }
+  }
+
   /// On /card, `author` is the author's name: an author called "no" (or "0", or "false") is drawn
   /// like any other name, as the share message says. Today CardOptions also reads `author` as
   /// the on/off switch of /random and /cards, so these names silently vanish from the card.

@@ -22,6 +22,7 @@ import Testing
       preset: .custom(try! CanvasSize(width: 1600, height: 900)), quote: .text("Breathe — ünïcödé 🌿", author: nil),
       seed: 0, format: .jpeg),
     CardRequest(preset: .classic, quote: .text("x", author: ""), seed: 1 << 63),
+    CardRequest(quote: .text("it's \"x\" -- y...", author: "O'Brien"), seed: 2, typographicPunctuation: false),
   ])
   func requestsRoundTrip(_ request: CardRequest) throws {
     #expect(try WorkerWire.decodeRequest(WorkerWire.encode(request)) == request)

@@ -61,11 +61,15 @@ public struct CardRequest: Hashable, Sendable {
   public var alignment: TextAlignment
   /// Render only the text layer, with alpha, and no photo.
   public var transparent: Bool
+  /// Give custom text (``QuoteChoice/text(_:author:)``) typographic quotes, apostrophes, dashes
+  /// and ellipses (`it's` becomes `it’s`, `"…"` becomes `“…”`, `--` an em dash, `...` an
+  /// ellipsis). Catalog quotes are always drawn as written.
+  public var typographicPunctuation: Bool
 
   public init(
     preset: Preset = .og, quote: QuoteChoice = .random, picture: PictureChoice = .random, seed: UInt64,
     format: ImageFormat = .png, showsAuthor: Bool = true, alignment: TextAlignment = .natural,
-    transparent: Bool = false
+    transparent: Bool = false, typographicPunctuation: Bool = true
   ) {
     self.preset = preset
     self.quote = quote
@@ -75,5 +79,6 @@ public struct CardRequest: Hashable, Sendable {
     self.showsAuthor = showsAuthor
     self.alignment = alignment
     self.transparent = transparent
+    self.typographicPunctuation = typographicPunctuation
   }
 }

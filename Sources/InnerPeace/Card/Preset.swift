@@ -98,8 +98,19 @@ public struct CardGeometry: Hashable, Sendable {
   /// The halo's room around the text: 30 pt, as in the app.
   public var haloMargin: Int { Int((30 * pixelsPerPoint).rounded()) }
 
-  /// The five shadow blurs, 2...10 pt, as Gaussian sigmas in pixels (sigma = blur / 2).
-  public var shadowSigmas: [Double] { [2.0, 4, 6, 8, 10].map { $0 / 2 * pixelsPerPoint } }
+  /// The five shadow blurs at the start size: for `classic`, the app's 2...10 pt at 2x.
+  public var shadowSigmas: [Double] { shadowSigmas(forQuoteSize: Double(startSize)) }
+
+  /// The five shadow blurs for a quote set at `size` pixels, as Gaussian sigmas in pixels.
+  ///
+  /// The halo carries letters, so it scales with them, not with the canvas: the app blurred its
+  /// 240 px (120 pt at 2x) start size by 2, 4, 6, 8 and 10 pt, sigmas of 2...10 px (sigma = blur
+  /// / 2), and every other size keeps that ratio to the letters. Below 120 px the ratio stops
+  /// shrinking (half the app's, sigmas of 1...5 px), so the halo still carries thin strokes.
+  public func shadowSigmas(forQuoteSize size: Double) -> [Double] {
+    let scale = max(size / 240, 0.5)
+    return [2.0, 4, 6, 8, 10].map { $0 * scale }
+  }
 
   /// The sizes the fitter may choose from, largest first, ending at ``minimumSize``.
   public var candidateSizes: [Int] {
@@ -108,8 +119,9 @@ public struct CardGeometry: Hashable, Sendable {
     return sizes
   }
 
-  /// Geometry for any size: 9 % side insets, 12 % top and bottom (more for tall canvases), a
-  /// start size and minimum in proportion to the shorter side, and a halo scaled by area.
+  /// Geometry for any size: 9 % side insets, 12 % top and bottom (more for tall canvases), and a
+  /// start size and minimum in proportion to the shorter side. (`pixelsPerPoint`, from the area,
+  /// sets only the halo's largest margin; its blur follows the fitted font size.)
   static func generic(for size: CanvasSize) -> CardGeometry {
     let shorter = Double(min(size.width, size.height))
     let aspect = Double(size.height) / Double(size.width)

@@ -29,6 +29,11 @@ public final class CardRenderer: Sendable {
   /// - Throws: ``InnerPeaceError`` for a bad request (index out of range, unknown picture, invalid
   ///   text, JPEG with transparency) or a failed decode, draw or encode.
   public func render(_ request: CardRequest) throws(InnerPeaceError) -> RenderedCard {
+    try render(request, probe: nil)
+  }
+
+  /// Renders one card, and hands `probe` what the halo stage saw and chose (for tests).
+  func render(_ request: CardRequest, probe: ((HaloProbe) -> Void)?) throws(InnerPeaceError) -> RenderedCard {
     let geometry = request.preset.geometry
     var timings = StageTimings()
     let clock = ContinuousClock()
@@ -50,7 +55,12 @@ public final class CardRenderer: Sendable {
       quote = catalog.quotes[index]
     case .text(let text, let author):
       quoteIndex = nil
-      quote = Quote(text: try TextRules.quote(text), author: try TextRules.author(author ?? ""))
+      let tidied = Quote(text: try TextRules.quote(text), author: try TextRules.author(author ?? ""))
+      // The card and its share message carry the same text: the one drawn.
+      quote =
+        request.typographicPunctuation
+        ? Quote(text: Punctuation.typographic(tidied.text), author: Punctuation.typographic(tidied.author))
+        : tidied
     }
     let pictureName: String
     switch request.picture {
@@ -79,7 +89,8 @@ public final class CardRenderer: Sendable {
     }
 
     // The halo text: text layer, its alpha blurred five times, shadows, then the text.
-    try HaloText.draw(fitted, geometry: geometry, on: canvas, timings: &timings)
+    try HaloText.draw(
+      fitted, geometry: geometry, on: canvas, measuresContrast: !request.transparent, timings: &timings, probe: probe)
 
     start = clock.now
     let bytes = try ImageEncoding.encode(canvas, as: request.format)

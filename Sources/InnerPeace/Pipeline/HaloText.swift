@@ -3,21 +3,32 @@ internal import CInnerPeaceKernels
 import Foundation
 
 /// Draws fitted text the way the app did: white, over five stacked black shadows of zero offset,
-/// blurred 2, 4, 6, 8 and 10 pt, in a text image 30 pt larger than the text on every side.
+/// blurred 2, 4, 6, 8 and 10 pt at the app's 240 px start size and in proportion to the letters
+/// at any other size (``CardGeometry/shadowSigmas(forQuoteSize:)``), in a text image up to 30 pt
+/// larger than the text on every side. Over a bright photo the shadow is deepened just enough
+/// for the letters to keep their contrast (``HaloContrast``).
 ///
 /// Memory: the text's coverage (one byte a pixel of that image), two blur buffers and the shadow
 /// mask; the text itself is drawn straight onto the canvas.
 enum HaloText {
-  static func draw(_ fitted: FittedText, geometry: CardGeometry, on canvas: ImageSurface, timings: inout StageTimings)
+  /// - Parameters:
+  ///   - measuresContrast: deepen the halo where the canvas behind the text is bright (off for a
+  ///     transparent card, which has no photo to measure).
+  ///   - probe: called with what the stage saw and chose, for tests.
+  static func draw(
+    _ fitted: FittedText, geometry: CardGeometry, on canvas: ImageSurface, measuresContrast: Bool,
+    timings: inout StageTimings, probe: ((HaloProbe) -> Void)? = nil
+  )
     throws(InnerPeaceError)
   {
+    let sigmas = geometry.shadowSigmas(forQuoteSize: Double(fitted.quoteSize))
     let clock = ContinuousClock()
     var start = clock.now
     // The text image: the text's rectangle grown by the halo margin, clipped to the canvas. Past
     // the widest blur's reach the halo is exactly zero, so the margin stops there when that is
     // nearer than the app's 30 pt: same pixels, less to blur and composite.
     let reach =
-      geometry.shadowSigmas.map { sigma in
+      sigmas.map { sigma in
         max(Blur.boxRadii(sigma: sigma).reduce(0, +), 2 * Blur.boxRadii(sigma: sigma / 2).reduce(0, +) + 1) + 2
       }.max() ?? 0
     let margin = Double(min(geometry.haloMargin, reach))
@@ -40,9 +51,31 @@ enum HaloText {
     }()
     timings.draw += seconds(clock.now - start)
 
-    // 2. The coverage, blurred once per shadow, stacked into one shadow mask.
+    // 2. The coverage, blurred once per shadow, stacked into one shadow mask, deepened where the
+    // photo under the text is bright.
     start = clock.now
-    let shadow = Blur.shadow(of: consume alpha, width: width, height: height, sigmas: geometry.shadowSigmas)
+    let keepsCoverage = measuresContrast || probe != nil
+    let coverage = keepsCoverage ? alpha : []
+    var shadow = Blur.shadow(of: consume alpha, width: width, height: height, sigmas: sigmas)
+    var authorRow: Int?
+    if let author = fitted.author {
+      authorRow = min(height, max(0, Int((fitted.authorOrigin.y + author.bounds.y).rounded(.down)) - top))
+    }
+    var strengths = (quote: HaloStrength.plain, author: HaloStrength.plain)
+    if measuresContrast {
+      canvas.flush()
+      strengths = HaloContrast.strengths(
+        coverage: coverage, shadow: shadow, width: width, height: height,
+        background: UnsafePointer(canvas.data + top * canvas.stride + 4 * left), stride: canvas.stride,
+        authorRow: authorRow, quoteSize: fitted.quoteSize)
+      HaloContrast.deepen(
+        &shadow, width: width, height: height, quote: strengths.quote, author: strengths.author, authorRow: authorRow,
+        ramp: Int((sigmas.last ?? 0) * 2))
+    }
+    probe?(
+      HaloProbe(
+        left: left, top: top, width: width, height: height, coverage: coverage, authorRow: authorRow,
+        quoteStrength: strengths.quote, authorStrength: strengths.author))
     timings.blur += seconds(clock.now - start)
 
     // 3. Shadows in black through the mask, then the text over them.
@@ -51,6 +84,21 @@ enum HaloText {
     mask.replaceRows(with: consume shadow, bytesPerRow: width)
     let context = try DrawingContext(surface: canvas)
     cairo_set_source_rgb(context.handle, 0, 0, 0)
+    // Over a photo too bright for the halo alone, first a light scrim, feathered over most of a
+    // line's height so it reads as a shade, not a box.
+    let scrimOpacity = max(strengths.quote.scrim, strengths.author.scrim)
+    let ringReach = Double(HaloContrast.ringRadius + 1)
+    if let scrim = HaloContrast.scrim(
+      opacity: scrimOpacity,
+      block: PixelRect(
+        x: fitted.block.x - ringReach, y: fitted.block.y - ringReach, width: fitted.block.width + 2 * ringReach,
+        height: fitted.block.height + 2 * ringReach),
+      feather: max(margin, Double(fitted.quoteSize)), canvasWidth: canvas.width, canvasHeight: canvas.height)
+    {
+      let scrimSurface = try ImageSurface(format: .a8, width: scrim.width, height: scrim.height)
+      scrimSurface.replaceRows(with: scrim.mask, bytesPerRow: scrim.width)
+      cairo_mask_surface(context.handle, scrimSurface.handle, Double(scrim.left), Double(scrim.top))
+    }
     cairo_mask_surface(context.handle, mask.handle, Double(left), Double(top))
     // Then the text itself, white (colour emoji keep their colours), clipped to the same
     // rectangle. Drawn straight onto the canvas it gives the same pixels as a colour text layer

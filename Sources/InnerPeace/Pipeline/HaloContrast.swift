@@ -1,0 +1,285 @@
+import Foundation
+
+/// How much the halo is deepened over a bright photo: the shadow stacked more times, and, where
+/// that alone is not enough, a light, widely feathered scrim behind the text block.
+struct HaloStrength: Equatable, Sendable {
+  /// How many times the shadow mask is stacked over itself, `1 - (1 - alpha)^gain` (at least 1:
+  /// the plain halo; fractions allowed). Like adding passes, it darkens the faint tail most and
+  /// never turns the glow into a hard edge.
+  var gain: Double = 1
+  /// The opacity of the black scrim behind the block, from 0 up to ``HaloContrast/maximumScrim``.
+  var scrim: Double = 0
+
+  static let plain = HaloStrength()
+}
+
+/// What the halo stage saw and chose, for tests and tools: the text image's rectangle on the
+/// canvas, the text's coverage there (rows packed), the first row of the author line (if any)
+/// and the strength chosen for the quote and the author line.
+struct HaloProbe: Sendable {
+  var left: Int
+  var top: Int
+  var width: Int
+  var height: Int
+  var coverage: [UInt8]
+  var authorRow: Int?
+  var quoteStrength: HaloStrength
+  var authorStrength: HaloStrength
+}
+
+/// Keeps white text readable on any photo: finds the least deepening of the halo that gives the
+/// pixels just outside the glyphs at least ``target`` contrast against white (WCAG), for
+/// ``quantile`` of them, judged on the photo under the block before the text is drawn. On a dark
+/// photo that is no deepening at all: the halo stays the app's soft glow.
+///
+/// "Just outside the glyphs" is the ring of pixels no glyph covers but one within
+/// ``ringRadius`` pixels (in x and y) does. The quote and the author line are judged apart, each
+/// with its own gain; the gain changes smoothly from one to the other.
+enum HaloContrast {
+  /// The contrast aimed for: the promise is 4.5:1, and the model below is an estimate.
+  static let target = 5.0
+  /// The ring's reach outside the glyphs, in pixels.
+  static let ringRadius = 3
+  /// The most passes: past them the glow would read as a black outline.
+  static let maximumGain = 5.0
+  /// The darkest scrim: 25 % black.
+  static let maximumScrim = 0.25
+  /// The share of ring pixels that must reach the target.
+  static let quantile = 0.95
+
+  /// Linear light of each sRGB byte value.
+  static let linear: [Double] = (0..<256).map { value in
+    let c = Double(value) / 255
+    return c <= 0.04045 ? c / 12.92 : pow((c + 0.055) / 1.055, 2.4)
+  }
+
+  /// `L^(1/2.2)` for luminance `L` in 4096 steps: the factor by which sRGB values must shrink to
+  /// bring a pixel's luminance to a target is about `(target / L)^(1/2.2)`.
+  private static let root: [Double] = (0...4096).map { pow(Double($0) / 4096, 1 / 2.2) }
+
+  /// `log(1 - alpha)` for each 8-bit alpha (minus infinity at 255).
+  private static let logClear: [Double] = (0..<256).map { log(1 - Double($0) / 255) }
+
+  /// WCAG relative luminance of an sRGB pixel.
+  static func luminance(red: UInt8, green: UInt8, blue: UInt8) -> Double {
+    0.2126 * linear[Int(red)] + 0.7152 * linear[Int(green)] + 0.0722 * linear[Int(blue)]
+  }
+
+  /// WCAG contrast of white against luminance `L`.
+  static func contrastWithWhite(_ luminance: Double) -> Double { 1.05 / (luminance + 0.05) }
+
+  /// Marks the ring of a `width` x `height` coverage (rows packed): uncovered pixels with a
+  /// covered one within ``ringRadius`` in x and in y.
+  static func ring(_ coverage: [UInt8], width: Int, height: Int) -> [Bool] {
+    let radius = ringRadius
+    // First grow the coverage sideways, then look up and down in the grown rows.
+    let across = grownAcross(coverage, width: width, height: height)
+    // Then up and down, row by row: the last grown row seen in each column, going down and
+    // going up.
+    var result = [Bool](repeating: false, count: coverage.count)
+    var last = [Int](repeating: -radius - 1, count: width)
+    across.withUnsafeBufferPointer { across in
+      coverage.withUnsafeBufferPointer { source in
+        result.withUnsafeMutableBufferPointer { result in
+          last.withUnsafeMutableBufferPointer { last in
+            for y in 0..<height {
+              let row = y * width
+              for x in 0..<width {
+                if across[row + x] > 0 { last[x] = y }
+                result[row + x] = y - last[x] <= radius && source[row + x] == 0
+              }
+            }
+            for x in 0..<width { last[x] = height + radius + 1 }
+            for y in stride(from: height - 1, through: 0, by: -1) {
+              let row = y * width
+              for x in 0..<width {
+                if across[row + x] > 0 { last[x] = y }
+                if last[x] - y <= radius && source[row + x] == 0 { result[row + x] = true }
+              }
+            }
+          }
+        }
+      }
+    }
+    return result
+  }
+
+  /// 1 where a covered pixel lies within ``ringRadius`` in the same row, else 0.
+  static func grownAcross(_ coverage: [UInt8], width: Int, height: Int) -> [UInt8] {
+    let radius = ringRadius
+    var across = [UInt8](repeating: 0, count: coverage.count)
+    coverage.withUnsafeBufferPointer { source in
+      across.withUnsafeMutableBufferPointer { target in
+        for y in 0..<height {
+          let row = y * width
+          var last = -radius - 1
+          for x in 0..<width {
+            if source[row + x] > 0 { last = x }
+            if x - last <= radius { target[row + x] = 1 }
+          }
+          last = width + radius + 1
+          for x in Swift.stride(from: width - 1, through: 0, by: -1) {
+            if source[row + x] > 0 { last = x }
+            if last - x <= radius { target[row + x] = 1 }
+          }
+        }
+      }
+    }
+    return across
+  }
+
+  /// The strengths that bring the ring to the target over this background, for the quote (rows
+  /// above `authorRow`) and the author line (rows from it).
+  /// - Parameters:
+  ///   - coverage: the text's coverage in the text image, rows packed.
+  ///   - shadow: the plain stacked shadow mask of the same image.
+  ///   - background: the canvas's pixels (BGRX) at the text image's top-left corner.
+  ///   - stride: bytes per canvas row.
+  ///   - quoteSize: the quote's size in pixels: from 48 px its lines are sampled.
+  static func strengths(
+    coverage: [UInt8], shadow: [UInt8], width: Int, height: Int, background: UnsafePointer<UInt8>, stride: Int,
+    authorRow: Int?, quoteSize: Int
+  ) -> (quote: HaloStrength, author: HaloStrength) {
+    let quoteStep = quoteSize >= 48 ? 2 : 1
+    // Large letters are judged on every other pixel of every other row (a quarter of the work,
+    // the same quantile); small ones, and the author line, on every pixel.
+    let across = grownAcross(coverage, width: width, height: height)
+    let radius = ringRadius
+    let targetRoot = pow(1.05 / target - 0.05, 1 / 2.2)
+    // For each ring pixel short of the target: the factor its colour must shrink by, and its shadow.
+    var needs: [[(factor: Double, shadow: Double)]] = [[], []]
+    var counts = [0, 0]
+    linear.withUnsafeBufferPointer { linear in
+      root.withUnsafeBufferPointer { root in
+        across.withUnsafeBufferPointer { across in
+          coverage.withUnsafeBufferPointer { source in
+            var y = 0
+            while y < height {
+              let line = authorRow.map { y >= $0 ? 1 : 0 } ?? 0
+              let step = line == 0 ? quoteStep : 1
+              defer { y += step }
+              let pixels = background + y * stride
+              let (low, high) = (max(0, y - radius), min(height - 1, y + radius))
+              for x in Swift.stride(from: 0, to: width, by: step) where source[y * width + x] == 0 {
+                var near = false
+                for other in low...high where across[other * width + x] != 0 {
+                  near = true
+                  break
+                }
+                guard near else { continue }
+                counts[line] += 1
+                let pixel = pixels + 4 * x
+                let luminance =
+                  0.2126 * linear[Int(pixel[2])] + 0.7152 * linear[Int(pixel[1])] + 0.0722 * linear[Int(pixel[0])]
+                let factor = targetRoot / root[min(4096, Int(luminance * 4096))]
+                guard factor < 1 else { continue }
+                needs[line].append((factor, Double(shadow[y * width + x]) / 255))
+              }
+            }
+          }
+        }
+      }
+    }
+    return (strength(needs[0], ringCount: counts[0]), strength(needs[1], ringCount: counts[1]))
+  }
+
+  /// The least strength that brings all but `1 - quantile` of `ringCount` pixels to the target,
+  /// `needs` being the pixels short of it. The quantiles are read from histograms (steps of
+  /// 1/100 in gain, 1/1000 in scrim, rounded up): linear time, however many pixels.
+  private static func strength(_ needs: [(factor: Double, shadow: Double)], ringCount: Int) -> HaloStrength {
+    // How many pixels may stay short of the target.
+    let allowed = Int((Double(ringCount) * (1 - quantile)).rounded(.down))
+    guard needs.count > allowed else { return .plain }
+    // The passes each pixel needs: (1 - alpha)^gain must come down to its factor.
+    let gainSteps = Int(maximumGain * 100)
+    let gainBucket = upperQuantile(of: needs, buckets: gainSteps + 1, allowed: allowed) { need in
+      let shadow = Int((need.shadow * 255).rounded())
+      guard shadow > 0 else { return gainSteps }
+      guard shadow < 255 else { return 0 }
+      return min(gainSteps, Int((log(need.factor) / logClear[shadow] * 100).rounded(.up)))
+    }
+    if gainBucket < gainSteps { return HaloStrength(gain: max(1, Double(gainBucket) / 100), scrim: 0) }
+    // The gain alone is not enough: the scrim takes what is left.
+    let scrimBucket = upperQuantile(of: needs, buckets: 1001, allowed: allowed) { need in
+      let alpha = 1 - pow(1 - need.shadow, maximumGain)
+      return alpha >= 1 ? 0 : min(1000, Int((max(0, 1 - need.factor / (1 - alpha)) * 1000).rounded(.up)))
+    }
+    return HaloStrength(gain: maximumGain, scrim: min(maximumScrim, Double(scrimBucket) / 1000))
+  }
+
+  /// The smallest bucket such that at most `allowed` of `needs` fall above it.
+  private static func upperQuantile(
+    of needs: [(factor: Double, shadow: Double)], buckets: Int, allowed: Int,
+    bucket: ((factor: Double, shadow: Double)) -> Int
+  ) -> Int {
+    var histogram = [Int](repeating: 0, count: buckets)
+    for need in needs { histogram[bucket(need)] += 1 }
+    var above = 0
+    for index in stride(from: buckets - 1, through: 0, by: -1) {
+      if above + histogram[index] > allowed { return index }
+      above += histogram[index]
+    }
+    return 0
+  }
+
+  /// Deepens `shadow` (a `width` x `height` mask, rows packed): the quote's passes above
+  /// `authorRow`, the author's from it, changing linearly over the `ramp` rows before it.
+  static func deepen(
+    _ shadow: inout [UInt8], width: Int, height: Int, quote: HaloStrength, author: HaloStrength, authorRow: Int?,
+    ramp: Int
+  ) {
+    func gain(atRow y: Int) -> Double {
+      guard let authorRow, author.gain != quote.gain else { return quote.gain }
+      if y >= authorRow { return author.gain }
+      let start = authorRow - max(1, ramp)
+      if y < start { return quote.gain }
+      return quote.gain + (author.gain - quote.gain) * Double(y - start) / Double(authorRow - start)
+    }
+    guard quote.gain > 1 || author.gain > 1 else { return }
+    shadow.withUnsafeMutableBufferPointer { mask in
+      var table = [UInt8](repeating: 0, count: 256)
+      var tableGain = -1.0
+      for y in 0..<height {
+        let rowGain = gain(atRow: y)
+        if rowGain != tableGain {
+          for value in 0..<256 {
+            table[value] = UInt8((255 * (1 - pow(1 - Double(value) / 255, rowGain))).rounded())
+          }
+          tableGain = rowGain
+        }
+        let row = y * width
+        for x in 0..<width { mask[row + x] = table[Int(mask[row + x])] }
+      }
+    }
+  }
+
+  /// The scrim's mask: `opacity` behind `block` (canvas coordinates), fading smoothly to nothing
+  /// `feather` pixels outside it (the product of a fade across and a fade down, so the corners
+  /// round off); its origin and size on the canvas.
+  static func scrim(
+    opacity: Double, block: PixelRect, feather: Double, canvasWidth: Int, canvasHeight: Int
+  ) -> (mask: [UInt8], left: Int, top: Int, width: Int, height: Int)? {
+    let left = max(0, Int((block.x - feather).rounded(.down)))
+    let top = max(0, Int((block.y - feather).rounded(.down)))
+    let right = min(canvasWidth, Int((block.maxX + feather).rounded(.up)))
+    let bottom = min(canvasHeight, Int((block.maxY + feather).rounded(.up)))
+    let (width, height) = (right - left, bottom - top)
+    guard opacity > 0, width > 0, height > 0 else { return nil }
+    func fade(_ distance: Double) -> Double {
+      let t = min(1, distance / feather)
+      return 1 - t * t * (3 - 2 * t)
+    }
+    let across = (0..<width).map { x in
+      let centre = Double(left + x) + 0.5
+      return fade(max(0, block.x - centre, centre - block.maxX))
+    }
+    var mask = [UInt8](repeating: 0, count: width * height)
+    for y in 0..<height {
+      let centre = Double(top + y) + 0.5
+      let down = 255 * opacity * fade(max(0, block.y - centre, centre - block.maxY))
+      guard down > 0 else { continue }
+      for x in 0..<width { mask[y * width + x] = UInt8((down * across[x]).rounded()) }
+    }
+    return (mask, left, top, width, height)
+  }
+}
