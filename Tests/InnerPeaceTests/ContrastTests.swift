@@ -127,9 +127,10 @@ struct ContrastTests {
   }
 
   /// The halo follows the letters: the app's sigmas at its 240 px start size, half of them at
-  /// 120 px, and never less than a third of them.
+  /// 120 px, and never less than half of them. `classic` keeps the app's halo at every size.
   @Test func haloScalesWithTheFontSize() {
-    for preset in Preset.named + [.custom(try! CanvasSize(width: 400, height: 400))] {
+    #expect(Preset.classic.geometry.shadowSigmas(forQuoteSize: 96) == [2, 4, 6, 8, 10])
+    for preset in Preset.named + [.custom(try! CanvasSize(width: 400, height: 400))] where preset != .classic {
       let geometry = preset.geometry
       #expect(geometry.shadowSigmas(forQuoteSize: 240) == [2, 4, 6, 8, 10])
       #expect(geometry.shadowSigmas(forQuoteSize: 120) == [1, 2, 3, 4, 5])

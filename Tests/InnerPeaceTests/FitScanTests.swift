@@ -37,7 +37,7 @@ struct FitScanTests {
     }
     if fitted.quoteSize == scanned { return nil }
     let verseLines = text.split(separator: "\n", omittingEmptySubsequences: false).count
-    if verseLines > 1, preset.geometry.balancesLines, fitted.quoteSize * 10 >= scanned * 7,
+    if verseLines > 1, preset.geometry.adjustsSizeForParagraph, fitted.quoteSize * 10 >= scanned * 7,
       fitted.quote.lineCount == verseLines
     {
       return nil
@@ -45,7 +45,7 @@ struct FitScanTests {
     // The smaller-size rule: within 95 % for a flawless paragraph, within 70 % for one that
     // strands no word (LineBreakingTests checks the paragraphs themselves).
     let floor = Int((Double(scanned) * TextFitter.unstrandedSizeShare).rounded(.up))
-    if preset.geometry.balancesLines, fitted.quoteSize >= floor, fitted.quoteSize < scanned { return nil }
+    if preset.geometry.adjustsSizeForParagraph, fitted.quoteSize >= floor, fitted.quoteSize < scanned { return nil }
     return Mismatch(label: label, preset: preset, fitted: fitted.quoteSize, scanned: scanned)
   }
 

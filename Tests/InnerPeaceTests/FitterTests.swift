@@ -66,7 +66,7 @@ struct FitterTests {
     #expect(geometry.shadowSigmas == [2, 4, 6, 8, 10])
     #expect(geometry.haloMargin == 60)
     #expect(geometry.pixelsPerPoint == 2)
-    #expect(!geometry.balancesLines, "classic keeps the app's line breaks")
+    #expect(!geometry.adjustsSizeForParagraph, "classic keeps the app's line breaks")
   }
 
   @Test(arguments: [
@@ -265,7 +265,7 @@ func maximumPasses(_ preset: Preset) -> Int {
   // breaker: one unwrapped layout for its model, and at most two broken layouts measured (each up
   // to four layouts), or the greedy layout again; verse may first try one size kept whole.
   let sizes = Int(Double(geometry.candidateSizes.count).log2Ceiling) + 8
-  return sizes + 2 + 16 * 3 + 4 + (geometry.balancesLines ? 4 : 0)
+  return sizes + 2 + 16 * 3 + 4 + (geometry.adjustsSizeForParagraph ? 4 : 0)
 }
 
 extension Double {

@@ -52,7 +52,7 @@ public enum Preset: Hashable, Sendable, CustomStringConvertible {
       // a text image 30 pt larger than the text on every side.
       CardGeometry(
         canvas: try! CanvasSize(width: 2048, height: 1536), pixelsPerPoint: 2, insetX: 500, insetY: 500,
-        startSize: 240, step: 8, minimumSize: 32, balancesLines: false)
+        startSize: 240, step: 8, minimumSize: 32, adjustsSizeForParagraph: false, keepsAppHalo: true)
     case .og:
       CardGeometry(
         canvas: try! CanvasSize(width: 1200, height: 630), pixelsPerPoint: 1, insetX: 110, insetY: 72,
@@ -87,8 +87,12 @@ public struct CardGeometry: Hashable, Sendable {
   public let step: Int
   /// The smallest legible size: text that does not fit here is ellipsized.
   public let minimumSize: Int
-  /// Even out line lengths after fitting (the app did not; `classic` keeps its line breaks).
-  public var balancesLines: Bool = true
+  /// Whether the quote may be set smaller than the largest fit for a paragraph without flaws, or
+  /// for verse lines kept whole (`classic` keeps the app's size; the line breaker still chooses
+  /// its breaks).
+  public var adjustsSizeForParagraph: Bool = true
+  /// Whether the halo keeps the app's fixed blur whatever the quote's size (`classic`).
+  public var keepsAppHalo: Bool = false
 
   /// The rectangle the text (quote and author line) must stay inside.
   public var drawBounds: (x: Int, y: Int, width: Int, height: Int) {
@@ -107,8 +111,11 @@ public struct CardGeometry: Hashable, Sendable {
   /// 240 px (120 pt at 2x) start size by 2, 4, 6, 8 and 10 pt, sigmas of 2...10 px (sigma = blur
   /// / 2), and every other size keeps that ratio to the letters. Below 120 px the ratio stops
   /// shrinking (half the app's, sigmas of 1...5 px), so the halo still carries thin strokes.
+  ///
+  /// `classic` keeps the app's blur exactly, 2...10 px at every size: the app's card is reproduced,
+  /// and only deepening over bright photos (``HaloContrast``) is added to it.
   public func shadowSigmas(forQuoteSize size: Double) -> [Double] {
-    let scale = max(size / 240, 0.5)
+    let scale = keepsAppHalo ? 1 : max(size / 240, 0.5)
     return [2.0, 4, 6, 8, 10].map { $0 * scale }
   }
 

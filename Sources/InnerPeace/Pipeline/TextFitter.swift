@@ -148,7 +148,7 @@ struct TextFitter {
       (lineHeight * Double(lines) + otherHeight) * Double(candidate) <= Double(geometry.drawBounds.height)
     }
     let isVerse = text.contains("\n")
-    if isVerse && geometry.balancesLines {
+    if isVerse && geometry.adjustsSizeForParagraph {
       let verseLines = text.split(separator: "\n", omittingEmptySubsequences: false).count
       if measure.quote.lineCount == verseLines { return (size, measured) }
       if let whole = unwrappedSize(measure.quote, below: size), whole * 10 >= size * 7 {
@@ -199,7 +199,7 @@ struct TextFitter {
       return (size, measure.measure(size))
     }
     if !atSize.hasDefect, let measured = apply(size, atSize) { return (size, measured) }
-    if geometry.balancesLines {
+    if geometry.adjustsSizeForParagraph {
       // Largest first: a candidate with no flaw within a few percent, or one that strands no
       // word within 70 %; at most a few are set and measured. (Also where the plan at the size
       // itself had no flaw but did not come out inside the bounds.)
@@ -222,7 +222,7 @@ struct TextFitter {
     let far = Int((Double(size) * TextFitter.unstrandedSizeShare).rounded(.up))
     var tries = 0
     for candidate in geometry.candidateSizes
-    where geometry.balancesLines && candidate < size && candidate >= far && tries < 6 {
+    where geometry.adjustsSizeForParagraph && candidate < size && candidate >= far && tries < 6 {
       guard let result = plan(candidate), mayFit(candidate, lines: result.lineCount) else { continue }
       tries += 1
       if let measured = apply(candidate, result) { return (candidate, measured) }
