@@ -32,7 +32,16 @@ struct LineBreakingTests {
     for (index, quote) in Fixtures.catalog.quotes.enumerated() where !quote.text.contains("\n") {
       prose += 1
       let (fitted, _) = try renderer.fitAndScan(quote.text, author: quote.author, preset: preset, scan: false)
-      for flaw in Self.flaws(Self.lines(of: fitted.quote)) { found.append("quote \(index): \(flaw)") }
+      let lines = Self.lines(of: fitted.quote)
+      for flaw in Self.flaws(lines) { found.append("quote \(index): \(flaw)") }
+      // No word is cut between two letters: each word is whole on a line, or broken after a
+      // hyphen, dash or slash of its own.
+      let whole = Set(lines.flatMap { $0.split(separator: " ").map(String.init) })
+      for word in quote.text.split(separator: " ").map(String.init) where !whole.contains(word) {
+        if !word.contains(where: { "-\u{2010}\u{2013}\u{2014}/".contains($0) }) {
+          found.append("quote \(index): \"\(word)\" is cut: \(lines)")
+        }
+      }
     }
     #expect(prose > 90)
     #expect(found.isEmpty, "\(found.count) flaws at \(preset):\n\(found.joined(separator: "\n"))")

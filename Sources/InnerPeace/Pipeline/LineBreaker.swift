@@ -34,8 +34,9 @@ struct LineBreaker {
     var lineCount: Int
     /// The total cost.
     var cost: Double
-    /// Whether some paragraph ends on one word or has a one-word line inside.
-    var strandsAWord: Bool
+    /// Whether some paragraph ends on one word, has a one-word line inside, or cuts a word
+    /// between two letters (a word wider than the line, where no separator helps).
+    var hasWordFlaw: Bool
     /// Whether some paragraph strands a word or has a last line under a third of the mean.
     var hasDefect: Bool
     /// Whether some paragraph (verse line) wraps.
@@ -51,14 +52,14 @@ struct LineBreaker {
   /// narrower; `nil` when some unit cannot be made to fit the width.
   func breaks(width: Double, indent: Double = 0) -> Result? {
     var result = Result(
-      breaks: [], lineCount: 0, cost: 0, strandsAWord: false, hasDefect: false, wrapsAParagraph: false)
+      breaks: [], lineCount: 0, cost: 0, hasWordFlaw: false, hasDefect: false, wrapsAParagraph: false)
     for paragraph in paragraphs() {
       guard let set = breakParagraph(paragraph, width: width, turnoverWidth: width - indent) else { return nil }
       result.breaks += set.breaks
       result.lineCount += set.breaks.count + 1
       result.cost += set.cost
       result.hasDefect = result.hasDefect || set.hasDefect
-      result.strandsAWord = result.strandsAWord || set.strandsAWord
+      result.hasWordFlaw = result.hasWordFlaw || set.hasWordFlaw
       result.wrapsAParagraph = result.wrapsAParagraph || !set.breaks.isEmpty
     }
     return result
@@ -108,7 +109,7 @@ struct LineBreaker {
     var breaks: [Int]
     var cost: Double
     var hasDefect: Bool = false
-    var strandsAWord: Bool = false
+    var hasWordFlaw: Bool = false
   }
 
   private func breakParagraph(_ range: Range<Int>, width: Double, turnoverWidth: Double) -> ParagraphBreaks? {
@@ -128,6 +129,7 @@ struct LineBreaker {
     // lines can count their words.
     let points = [range.lowerBound] + positions.map(\.position) + [range.upperBound]
     let startsWord = [true] + positions.map(\.startsWord) + [true]
+    let cuts = Set(positions.filter(\.cutsWord).map(\.position))
     let total = points.count
 
     // The fewest lines: a greedy pass (it is optimal for the count).
@@ -207,21 +209,23 @@ struct LineBreaker {
     for (line, position) in (breaks + [range.upperBound]).enumerated() {
       let to = points.firstIndex(of: position) ?? total - 1
       let isLast = to == total - 1
-      if line > 0 && words(from, to) == 1 { result.strandsAWord = true }
+      if line > 0 && words(from, to) == 1 { result.hasWordFlaw = true }
       if isLast && lineWidth(points[from], points[to]) < mean / 3 { result.hasDefect = true }
       from = to
     }
-    result.hasDefect = result.hasDefect || result.strandsAWord
+    if breaks.contains(where: cuts.contains) { result.hasWordFlaw = true }
+    result.hasDefect = result.hasDefect || result.hasWordFlaw
     return result
   }
 
   /// The positions inside `range` where a line may break: Pango's break opportunities, plus,
   /// inside a unit wider than `narrowest`, breaks after `/ ? & = -` and then between
-  /// characters. `startsWord` marks where a new word starts (see ``startsWord(at:)``).
+  /// characters. `startsWord` marks where a new word starts (see ``startsWord(at:)``), `cutsWord`
+  /// a break between two letters of a word.
   private func breakPositions(
     in range: Range<Int>, narrowest: Double, lineWidth: (Int, Int) -> Double
-  ) -> [(position: Int, startsWord: Bool)] {
-    var result: [(position: Int, startsWord: Bool)] = []
+  ) -> [(position: Int, startsWord: Bool, cutsWord: Bool)] {
+    var result: [(position: Int, startsWord: Bool, cutsWord: Bool)] = []
     var unitStart = range.lowerBound
     func addInner(_ from: Int, _ to: Int) {
       guard lineWidth(from, to) > narrowest else { return }
@@ -232,15 +236,15 @@ struct LineBreaker {
       }
       pieces.append(to)
       for (a, b) in zip(pieces, pieces.dropFirst()) {
-        if a != from { result.append((a, false)) }
+        if a != from { result.append((a, false, false)) }
         guard lineWidth(a, b) > narrowest, b - a > 1 else { continue }
-        for index in (a + 1)..<b where model.allowsCharacterBreak[index] { result.append((index, false)) }
+        for index in (a + 1)..<b where model.allowsCharacterBreak[index] { result.append((index, false, true)) }
       }
     }
     for position in (range.lowerBound + 1)..<max(range.lowerBound + 1, range.upperBound)
     where model.allowsBreak[position] {
       addInner(unitStart, position)
-      result.append((position, startsWord(at: position)))
+      result.append((position, startsWord(at: position), false))
       unitStart = position
     }
     addInner(unitStart, range.upperBound)

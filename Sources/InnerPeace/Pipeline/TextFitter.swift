@@ -124,10 +124,10 @@ struct TextFitter {
   /// 2. Otherwise ``LineBreaker`` chooses the breaks for each whole paragraph, in as many lines as
   ///    a greedy wrap needs. Verse lines that must wrap get a hanging indent on their turnovers.
   /// 3. **The smaller-size rule.** Where the best paragraph at the fitted size still has a flaw
-  ///    (a stranded last word, a last line under a third of the others, a one-word inner line),
-  ///    smaller candidates are tried, largest first: the first within 95 % of the size whose
-  ///    paragraph has no flaw is taken; failing that, the first within 70 % (the verse rule's
-  ///    reach) that sets no word alone on a line. Narrow presets need the second rule for long
+  ///    (a stranded last word, a last line under a third of the others, a one-word inner line, a
+  ///    word cut between letters), smaller candidates are tried, largest first: the first within
+  ///    95 % of the size whose paragraph has no flaw is taken; failing that, the first within 70 %
+  ///    (the verse rule's reach) that sets no word alone on a line and cuts none. Narrow presets need the second rule for long
   ///    words: on `story` "Everything harmonizes" fits one line only well below the largest size.
   ///    `classic` keeps the app's size: only its breaks change.
   ///
@@ -187,7 +187,7 @@ struct TextFitter {
         let excess = broken.block.width - Double(geometry.drawBounds.width)
         guard attempt < 2, excess > 0, excess.isFinite, layout.lineCount == planned.lineCount,
           let again = plan(candidate, narrowedBy: excess.rounded(.up) + 1),
-          again.strandsAWord == planned.strandsAWord || !again.strandsAWord,
+          again.hasWordFlaw == planned.hasWordFlaw || !again.hasWordFlaw,
           again.hasDefect == planned.hasDefect || !again.hasDefect
         else { return nil }
         planned = again
@@ -208,7 +208,7 @@ struct TextFitter {
       var tries = 0
       for candidate in geometry.candidateSizes where candidate < size && candidate >= far && tries < 8 {
         guard let result = plan(candidate) else { continue }
-        let better = (candidate >= near && !result.hasDefect) || !result.strandsAWord
+        let better = (candidate >= near && !result.hasDefect) || !result.hasWordFlaw
         guard better else { continue }
         tries += 1
         if let measured = apply(candidate, result) { return (candidate, measured) }
