@@ -154,3 +154,7 @@ void innerpeace_png_up(const uint8_t *restrict current, const uint8_t *restrict 
   uint8_t *restrict row = target + 1;
   for (size_t i = 0; i < count; i++) row[i] = (uint8_t)(current[i] - previous[i]);
 }
+
+void innerpeace_max_bytes(uint8_t *restrict target, const uint8_t *restrict source, size_t count) {
+  for (size_t i = 0; i < count; i++) target[i] = target[i] > source[i] ? target[i] : source[i];
+}

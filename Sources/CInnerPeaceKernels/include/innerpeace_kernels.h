@@ -24,6 +24,10 @@ void innerpeace_double(const uint8_t *source, int small_width, int small_height,
 /// The alpha bytes of a Cairo ARGB32 surface (B G R A in memory), rows packed into target.
 void innerpeace_extract_alpha(const uint8_t *source, size_t stride, uint8_t *target, int width, int height);
 
+/// target[i] = max(target[i], source[i]) for i < count (byte maxima; the halo's contrast check
+/// grows the text's coverage with it).
+void innerpeace_max_bytes(uint8_t *target, const uint8_t *source, size_t count);
+
 /// target (height x width) = transpose of source (width x height), both rows packed.
 void innerpeace_transpose(const uint8_t *source, uint8_t *target, int width, int height);
 

@@ -1,3 +1,4 @@
+internal import CInnerPeaceKernels
 import Foundation
 
 /// How much the halo is deepened over a bright photo: the shadow stacked more times, and, where
@@ -57,6 +58,9 @@ enum HaloContrast {
   /// bring a pixel's luminance to a target is about `(target / L)^(1/2.2)`.
   private static let root: [Double] = (0...4096).map { pow(Double($0) / 4096, 1 / 2.2) }
 
+  /// `log(root[i])`, so a pixel's needed passes cost no logarithm at render time.
+  private static let logRoot: [Double] = root.map { log(max($0, .leastNormalMagnitude)) }
+
   /// `log(1 - alpha)` for each 8-bit alpha (minus infinity at 255).
   private static let logClear: [Double] = (0..<256).map { log(1 - Double($0) / 255) }
 
@@ -104,23 +108,20 @@ enum HaloContrast {
     return result
   }
 
-  /// 1 where a covered pixel lies within ``ringRadius`` in the same row, else 0.
+  /// Nonzero where a covered pixel lies within ``ringRadius`` in the same row, else 0: the row's
+  /// largest coverage within that reach (byte maxima over shifted rows, a vectorised C kernel).
   static func grownAcross(_ coverage: [UInt8], width: Int, height: Int) -> [UInt8] {
     let radius = ringRadius
-    var across = [UInt8](repeating: 0, count: coverage.count)
+    var across = coverage
     coverage.withUnsafeBufferPointer { source in
       across.withUnsafeMutableBufferPointer { target in
+        guard let source = source.baseAddress, let target = target.baseAddress else { return }
         for y in 0..<height {
-          let row = y * width
-          var last = -radius - 1
-          for x in 0..<width {
-            if source[row + x] > 0 { last = x }
-            if x - last <= radius { target[row + x] = 1 }
-          }
-          last = width + radius + 1
-          for x in Swift.stride(from: width - 1, through: 0, by: -1) {
-            if source[row + x] > 0 { last = x }
-            if last - x <= radius { target[row + x] = 1 }
+          let row = source + y * width
+          let out = target + y * width
+          for shift in 1...radius where shift < width {
+            innerpeace_max_bytes(out, row + shift, width - shift)
+            innerpeace_max_bytes(out + shift, row, width - shift)
           }
         }
       }
@@ -147,12 +148,15 @@ enum HaloContrast {
     let radius = ringRadius
     let targetRoot = pow(1.05 / target - 0.05, 1 / 2.2)
     // For each ring pixel short of the target: the factor its colour must shrink by, and its shadow.
-    var needs: [[(factor: Double, shadow: Double)]] = [[], []]
+    var needs: [[Need]] = [[], []]
+    let logTargetRoot = log(targetRoot)
     var counts = [0, 0]
     linear.withUnsafeBufferPointer { linear in
       root.withUnsafeBufferPointer { root in
         across.withUnsafeBufferPointer { across in
           coverage.withUnsafeBufferPointer { source in
+            // The rows within reach of row y, folded into one (byte maxima, vectorised).
+            var near = [UInt8](repeating: 0, count: width)
             var y = 0
             while y < height {
               let line = authorRow.map { y >= $0 ? 1 : 0 } ?? 0
@@ -160,20 +164,20 @@ enum HaloContrast {
               defer { y += step }
               let pixels = background + y * stride
               let (low, high) = (max(0, y - radius), min(height - 1, y + radius))
-              for x in Swift.stride(from: 0, to: width, by: step) where source[y * width + x] == 0 {
-                var near = false
-                for other in low...high where across[other * width + x] != 0 {
-                  near = true
-                  break
-                }
-                guard near else { continue }
+              near.withUnsafeMutableBufferPointer { near in
+                guard let near = near.baseAddress, let rows = across.baseAddress else { return }
+                near.update(from: rows + low * width, count: width)
+                for other in (low + 1)..<(high + 1) { innerpeace_max_bytes(near, rows + other * width, width) }
+              }
+              for x in Swift.stride(from: 0, to: width, by: step) where source[y * width + x] == 0 && near[x] != 0 {
                 counts[line] += 1
                 let pixel = pixels + 4 * x
                 let luminance =
                   0.2126 * linear[Int(pixel[2])] + 0.7152 * linear[Int(pixel[1])] + 0.0722 * linear[Int(pixel[0])]
-                let factor = targetRoot / root[min(4096, Int(luminance * 4096))]
+                let index = min(4096, Int(luminance * 4096))
+                let factor = targetRoot / root[index]
                 guard factor < 1 else { continue }
-                needs[line].append((factor, Double(shadow[y * width + x]) / 255))
+                needs[line].append((factor, Double(shadow[y * width + x]) / 255, logTargetRoot - logRoot[index]))
               }
             }
           }
@@ -186,7 +190,11 @@ enum HaloContrast {
   /// The least strength that brings all but `1 - quantile` of `ringCount` pixels to the target,
   /// `needs` being the pixels short of it. The quantiles are read from histograms (steps of
   /// 1/100 in gain, 1/1000 in scrim, rounded up): linear time, however many pixels.
-  private static func strength(_ needs: [(factor: Double, shadow: Double)], ringCount: Int) -> HaloStrength {
+  /// A ring pixel short of the target: the factor its colour must shrink by (and its logarithm),
+  /// and the plain shadow's alpha there.
+  typealias Need = (factor: Double, shadow: Double, logFactor: Double)
+
+  private static func strength(_ needs: [Need], ringCount: Int) -> HaloStrength {
     // How many pixels may stay short of the target.
     let allowed = Int((Double(ringCount) * (1 - quantile)).rounded(.down))
     guard needs.count > allowed else { return .plain }
@@ -196,7 +204,7 @@ enum HaloContrast {
       let shadow = Int((need.shadow * 255).rounded())
       guard shadow > 0 else { return gainSteps }
       guard shadow < 255 else { return 0 }
-      return min(gainSteps, Int((log(need.factor) / logClear[shadow] * 100).rounded(.up)))
+      return min(gainSteps, Int((need.logFactor / logClear[shadow] * 100).rounded(.up)))
     }
     if gainBucket < gainSteps { return HaloStrength(gain: max(1, Double(gainBucket) / 100), scrim: 0) }
     // The gain alone is not enough: the scrim takes what is left.
@@ -209,8 +217,8 @@ enum HaloContrast {
 
   /// The smallest bucket such that at most `allowed` of `needs` fall above it.
   private static func upperQuantile(
-    of needs: [(factor: Double, shadow: Double)], buckets: Int, allowed: Int,
-    bucket: ((factor: Double, shadow: Double)) -> Int
+    of needs: [Need], buckets: Int, allowed: Int,
+    bucket: (Need) -> Int
   ) -> Int {
     var histogram = [Int](repeating: 0, count: buckets)
     for need in needs { histogram[bucket(need)] += 1 }
