@@ -37,7 +37,8 @@ struct LineBreaker {
     /// Whether some paragraph ends on one word, has a one-word line inside, or cuts a word
     /// between two letters (a word wider than the line, where no separator helps).
     var hasWordFlaw: Bool
-    /// Whether some paragraph strands a word or has a last line under a third of the mean.
+    /// Whether some paragraph has a word flaw, a last line under a third of the mean, or a
+    /// break after its first word.
     var hasDefect: Bool
     /// Whether some paragraph (verse line) wraps.
     var wrapsAParagraph: Bool
@@ -211,6 +212,7 @@ struct LineBreaker {
       let isLast = to == total - 1
       if line > 0 && words(from, to) == 1 { result.hasWordFlaw = true }
       if isLast && lineWidth(points[from], points[to]) < mean / 3 { result.hasDefect = true }
+      if line == 0 && !isLast && words(from, to) == 1 { result.hasDefect = true }
       from = to
     }
     if breaks.contains(where: cuts.contains) { result.hasWordFlaw = true }

@@ -125,7 +125,7 @@ struct TextFitter {
   ///    a greedy wrap needs. Verse lines that must wrap get a hanging indent on their turnovers.
   /// 3. **The smaller-size rule.** Where the best paragraph at the fitted size still has a flaw
   ///    (a stranded last word, a last line under a third of the others, a one-word inner line, a
-  ///    word cut between letters), smaller candidates are tried, largest first: the first within
+  ///    word cut between letters, a break after the first word), smaller candidates are tried, largest first: the first within
   ///    95 % of the size whose paragraph has no flaw is taken; failing that, the first within 70 %
   ///    (the verse rule's reach) that sets no word alone on a line and cuts none. Narrow presets need the second rule for long
   ///    words: on `story` "Everything harmonizes" fits one line only well below the largest size.
@@ -198,17 +198,22 @@ struct TextFitter {
       measure.replaceQuote(original)
       return (size, measure.measure(size))
     }
+    // Where the plan at the size itself has no flaw but does not come out inside the bounds, a
+    // smaller size is tried for a paragraph that at least strands and cuts no word.
+    let failedAtSize = !atSize.hasDefect
     if !atSize.hasDefect, let measured = apply(size, atSize) { return (size, measured) }
     if geometry.adjustsSizeForParagraph {
-      // Largest first: a candidate with no flaw within a few percent, or one that strands no
-      // word within 70 %; at most a few are set and measured. (Also where the plan at the size
-      // itself had no flaw but did not come out inside the bounds.)
+      // Largest first: a candidate with no flaw within a few percent, or one that strands and
+      // cuts no word within 70 % where the size's own plan does; at most a few are set and
+      // measured.
       let near = Int((Double(size) * TextFitter.smallerSizeShare).rounded(.up))
       let far = Int((Double(size) * TextFitter.unstrandedSizeShare).rounded(.up))
       var tries = 0
       for candidate in geometry.candidateSizes where candidate < size && candidate >= far && tries < 8 {
         guard let result = plan(candidate) else { continue }
-        let better = (candidate >= near && !result.hasDefect) || !result.hasWordFlaw
+        let better =
+          (candidate >= near && !result.hasDefect)
+          || (!result.hasWordFlaw && (atSize.hasWordFlaw || failedAtSize))
         guard better else { continue }
         tries += 1
         if let measured = apply(candidate, result) { return (candidate, measured) }
