@@ -125,11 +125,12 @@ struct TextFitter {
   ///    a greedy wrap needs. Verse lines that must wrap get a hanging indent on their turnovers.
   /// 3. **The smaller-size rule.** Where the best paragraph at the fitted size still has a flaw
   ///    (a stranded last word, a last line under a third of the others, a one-word inner line, a
-  ///    word cut between letters, a break after the first word), smaller candidates are tried, largest first: the first within
-  ///    95 % of the size whose paragraph has no flaw is taken; failing that, the first within 70 %
-  ///    (the verse rule's reach) that sets no word alone on a line and cuts none. Narrow presets need the second rule for long
-  ///    words: on `story` "Everything harmonizes" fits one line only well below the largest size.
-  ///    `classic` keeps the app's size: only its breaks change.
+  ///    word cut between letters, a break after the first word), smaller candidates are tried,
+  ///    largest first: the first within 95 % of the size whose paragraph has no flaw is taken;
+  ///    failing that, the first within 70 % (the verse rule's reach) that sets no word alone on a
+  ///    line and cuts none. Narrow presets need the second rule for long words: on `story`
+  ///    "Everything harmonizes" fits one line only well below the largest size. `classic` keeps
+  ///    the app's size: only its breaks change.
   ///
   /// The breaks are applied as explicit line separators in a new quote layout, which is measured
   /// again; if it does not come out as planned (same line count, inside the bounds), the greedy
