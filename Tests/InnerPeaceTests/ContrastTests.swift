@@ -95,14 +95,20 @@ struct ContrastTests {
     }
   }
 
+  /// Runs `body` with a renderer whose catalog is one short quote over a photo of one grey.
+  func withSolidPhoto(grey: UInt8, _ body: (CardRenderer) throws -> Void) throws {
+    try withTemporaryFolder("innerpeace-grey-\(grey)") { folder in
+      try folder.writeBytes(try PNGCodec.solidPNG(width: 320, height: 180, grey: grey), to: "grey.png")
+      let catalog = try Catalog(
+        quotes: [Quote(text: "Peace begins with a smile.", author: "Mother Teresa")], pictures: ["grey.png"],
+        directory: folder)
+      try body(try CardRenderer(catalog: catalog, backgroundCacheBytes: 0))
+    }
+  }
+
   /// On a dark photo the halo is the plain one: the deepening is only where it is needed.
   @Test func darkPhotoKeepsThePlainHalo() throws {
-    try withTemporaryFolder("innerpeace-dark") { folder in
-      try folder.writeBytes(try PNGCodec.solidPNG(width: 320, height: 180, grey: 40), to: "dark.png")
-      let catalog = try Catalog(
-        quotes: [Quote(text: "Peace begins with a smile.", author: "Mother Teresa")], pictures: ["dark.png"],
-        directory: folder)
-      let renderer = try CardRenderer(catalog: catalog, backgroundCacheBytes: 0)
+    try withSolidPhoto(grey: 40) { renderer in
       let measure = try Self.measure(CardRequest(preset: .og, quote: .index(0), seed: 1), renderer: renderer)
       #expect(measure.strengths.0 == .plain && measure.strengths.1 == .plain, "\(measure)")
       #expect(measure.quote >= 4.5)
@@ -111,12 +117,7 @@ struct ContrastTests {
 
   /// On a white photo the halo is deepened, and the text still reads.
   @Test func whitePhotoDeepensTheHalo() throws {
-    try withTemporaryFolder("innerpeace-white") { folder in
-      try folder.writeBytes(try PNGCodec.solidPNG(width: 320, height: 180, grey: 255), to: "white.png")
-      let catalog = try Catalog(
-        quotes: [Quote(text: "Peace begins with a smile.", author: "Mother Teresa")], pictures: ["white.png"],
-        directory: folder)
-      let renderer = try CardRenderer(catalog: catalog, backgroundCacheBytes: 0)
+    try withSolidPhoto(grey: 255) { renderer in
       for preset in [Preset.og, .custom(try CanvasSize(width: 400, height: 400))] {
         let measure = try Self.measure(CardRequest(preset: preset, quote: .index(0), seed: 1), renderer: renderer)
         #expect(measure.strengths.0.gain > 1 && measure.strengths.1.gain > 1, "\(preset): \(measure)")
