@@ -22,6 +22,7 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-nio-extras", from: "1.20.0"),
     .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.5.0"),
     .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
+    .package(url: "https://github.com/apple/swift-crypto", from: "4.0.0"),
   ],
   targets: [
     // Cairo, Pango, fontconfig, libturbojpeg, libwebp and libdeflate, through one shim header.
@@ -80,6 +81,7 @@ let package = Package(
         .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
         .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
         .product(name: "Prometheus", package: "swift-prometheus"),
+        .product(name: "Crypto", package: "swift-crypto"),
       ],
       swiftSettings: swiftSettings
     ),
@@ -90,6 +92,7 @@ let package = Package(
         "CInnerPeaceKernels",
         "InnerPeaceServer",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "Crypto", package: "swift-crypto"),
       ],
       swiftSettings: swiftSettings
     ),
