@@ -62,6 +62,18 @@ struct ServeCommand: AsyncParsableCommand {
     help: "Megapixels of cards rendered at once; a card that would pass it waits its turn.")
   var renderMegapixels = 20
 
+  @Option(
+    name: .customLong("public-url"),
+    help: ArgumentHelp(
+      "The origin of the absolute URLs in pages, feeds, /quotes and Content-Location (default: each request's Host).",
+      valueName: "origin"))
+  var publicURL: String?
+
+  @Flag(
+    name: .customLong("trust-forwarded-headers"),
+    help: "Take the origin from X-Forwarded-Proto and X-Forwarded-Host (only behind a proxy that sets them).")
+  var trustForwardedHeaders = false
+
   @Option(name: .customLong("time-zone"), help: "Time zone whose date picks /today.png (e.g. Europe/Paris).")
   var timeZone = "UTC"
 
@@ -115,6 +127,8 @@ struct ServeCommand: AsyncParsableCommand {
     configuration.writeTimeoutSeconds = writeTimeout
     configuration.maxConnections = maxConnections
     configuration.drainTimeoutSeconds = drainTimeout
+    configuration.publicURL = publicURL
+    configuration.trustsForwardedHeaders = trustForwardedHeaders
     guard let zone = TimeZone(identifier: timeZone) else {
       throw CommandLineError.usage("unknown --time-zone '\(timeZone)': use an IANA name such as Europe/Paris")
     }

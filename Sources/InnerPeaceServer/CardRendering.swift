@@ -6,6 +6,13 @@ public protocol CardRendering: Sendable {
   var catalog: Catalog { get }
   /// Renders one card, synchronously, on the calling thread.
   func render(_ request: CardRequest) throws(InnerPeaceError) -> RenderedCard
+  /// What, besides a request, decides the cards: folded into the content version.
+  var contentSources: ContentSources { get }
+}
+
+extension CardRendering {
+  /// The catalog and the look version only (for renderers without fonts of their own).
+  public var contentSources: ContentSources { ContentSources(catalog: catalog) }
 }
 
 extension CardRenderer: CardRendering {}

@@ -37,12 +37,14 @@ struct CardRoutes<Renderer: CardRendering> {
     let (card, key) = try await catalogCard(quote: choice.quoteIndex, picture: choice.picture, options: options)
     var headers = cardHeaders(card)
     headers[.cacheControl] = "no-store"
-    headers[.contentLocation] = stableURL(quote: choice.quoteIndex, picture: choice.picture, options: options)
+    headers[.contentLocation] = service.links.absolute(
+      service.links.cardPath(quote: choice.quoteIndex, picture: choice.picture, options: options), for: request)
     headers[.eTag] = service.etag(for: key)
     return response(card, headers: headers)
   }
 
-  /// `/cards/{quote}.{ext}?picture=&preset=`: a stable card, cacheable forever.
+  /// `/cards/{quote}.{ext}?picture=&preset=&v=`: a stable card, immutable when `v` is the current
+  /// content version; without it (or with an old one) cacheable for minutes, then revalidated.
   func stable(_ request: Request, file: String) async throws -> Response {
     let parts = file.split(separator: ".", omittingEmptySubsequences: false)
     guard parts.count == 2, let index = Int(parts[0]), String(index) == parts[0] else {
@@ -59,12 +61,14 @@ struct CardRoutes<Renderer: CardRendering> {
     let picture = try pictureParameter(query) ?? service.catalog.pictures[index % service.catalog.pictures.count]
     let key = catalogKey(quote: index, picture: picture, options: options)
     let etag = service.etag(for: key)
-    let cacheControl = "public, max-age=31536000, immutable"
+    let cacheControl = service.links.cacheControl(forVersion: query["v"])
     if let notModified = notModified(request, etag: etag, cacheControl: cacheControl) { return notModified }
     let (card, _) = try await catalogCard(quote: index, picture: picture, options: options)
     var headers = cardHeaders(card)
     headers[.cacheControl] = cacheControl
     headers[.eTag] = etag
+    headers[.contentLocation] = service.links.absolute(
+      service.links.cardPath(quote: index, picture: picture, options: options), for: request)
     return response(card, headers: headers)
   }
 
@@ -108,16 +112,22 @@ struct CardRoutes<Renderer: CardRendering> {
   }
 
   /// `/today.png`: the quote of the day, the same for everyone on a date in the configured time
-  /// zone, cacheable until that midnight.
+  /// zone, cacheable until that midnight (never past it: the date is read per request).
   func today(_ request: Request, pathFormat: String) async throws -> Response {
     let query = try QueryParameters(raw: request.uri.query.map { Substring($0) } ?? "")
     let options = try CardOptions(query: query, pathFormat: pathFormat)
-    let day = QuoteOfTheDay(date: Date(), timeZone: service.configuration.timeZone, catalog: service.catalog)
-    let (card, key) = try await catalogCard(quote: day.quoteIndex, picture: day.picture, options: options)
+    let day = QuoteOfTheDay(
+      date: service.configuration.now(), timeZone: service.configuration.timeZone, catalog: service.catalog)
+    let etag = service.etag(
+      for: "\(day.date)|\(catalogKey(quote: day.quoteIndex, picture: day.picture, options: options))")
+    let cacheControl = "public, max-age=\(day.secondsUntilMidnight)"
+    if let notModified = notModified(request, etag: etag, cacheControl: cacheControl) { return notModified }
+    let (card, _) = try await catalogCard(quote: day.quoteIndex, picture: day.picture, options: options)
     var headers = cardHeaders(card)
-    headers[.cacheControl] = "public, max-age=\(day.secondsUntilMidnight)"
-    headers[.eTag] = service.etag(for: "\(day.date)|\(key)")
-    headers[.contentLocation] = stableURL(quote: day.quoteIndex, picture: day.picture, options: options)
+    headers[.cacheControl] = cacheControl
+    headers[.eTag] = etag
+    headers[.contentLocation] = service.links.absolute(
+      service.links.cardPath(quote: day.quoteIndex, picture: day.picture, options: options), for: request)
     return response(card, headers: headers)
   }
 
@@ -140,14 +150,6 @@ struct CardRoutes<Renderer: CardRendering> {
       preset: options.preset, quote: .index(quote), picture: .named(picture), seed: 0, format: options.format,
       showsAuthor: options.showsAuthor, alignment: options.alignment)
     return (try await service.card(for: request, key: key), key)
-  }
-
-  func stableURL(quote: Int, picture: String, options: CardOptions) -> String {
-    var url = "/cards/\(quote).\(options.format.fileExtension)?picture=\(percentEncoded(picture))"
-    url += "&preset=\(options.preset)"
-    if options.alignment == .center { url += "&align=center" }
-    if !options.showsAuthor { url += "&author=false" }
-    return url
   }
 
   /// 304 for a matching `If-None-Match` (weak comparison, as RFC 9110 asks for it).
@@ -187,6 +189,9 @@ struct CardOptions {
   var format: ImageFormat = .png
   var alignment: TextAlignment = .natural
   var showsAuthor = true
+
+  /// The defaults: og, PNG, natural alignment, with the author.
+  init() {}
 
   /// The part of a cache key these options decide.
   var key: String { "\(preset)|\(format.rawValue)|\(alignment.rawValue)|\(showsAuthor)" }

@@ -12,8 +12,8 @@ public final class CardService<Renderer: CardRendering>: Sendable {
   let pool: RenderPool
   let cache: CardCache
   let metrics: ServerMetrics
-  /// Changes whenever the catalog or the renderer's look changes; part of every ETag.
-  let catalogTag: String
+  /// The service's own URLs, with the content version (part of every ETag and immutable URL).
+  let links: CardLinks
 
   let logger: Logger
 
@@ -28,17 +28,16 @@ public final class CardService<Renderer: CardRendering>: Sendable {
       workerRestingLimitBytes: configuration.workerMemoryMegabytes << 20,
       pixelBudget: configuration.renderMegapixels * 1_000_000, registry: metrics.registry, logger: logger)
     cache = CardCache(capacityBytes: configuration.cacheMegabytes << 20)
-    var hasher = StableHash()
-    hasher.combine("innerpeace-card-v1")
-    for quote in renderer.catalog.quotes {
-      hasher.combine(quote.text)
-      hasher.combine(quote.author)
-    }
-    for picture in renderer.catalog.pictures { hasher.combine(picture) }
-    catalogTag = hasher.hex
+    links = CardLinks(
+      version: renderer.contentSources.version(),
+      publicURL: configuration.publicURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 },
+      trustsForwardedHeaders: configuration.trustsForwardedHeaders)
   }
 
   var catalog: Catalog { renderer.catalog }
+
+  /// The content version that image URLs carry as `v=`.
+  public var contentVersion: String { links.version }
 
   /// Waits until the render worker processes have started (when renders run in them).
   /// - Throws: a one-line description of why a worker could not start.
@@ -95,7 +94,7 @@ public final class CardService<Renderer: CardRendering>: Sendable {
   /// A strong ETag for a card key.
   func etag(for key: String) -> String {
     var hasher = StableHash()
-    hasher.combine(catalogTag)
+    hasher.combine(links.version)
     hasher.combine(key)
     return "\"\(hasher.hex)\""
   }

@@ -8,14 +8,16 @@ struct InfoRoutes<Renderer: CardRendering> {
   let service: CardService<Renderer>
 
   func add(to router: Router<BasicRequestContext>) {
-    router.get("/quotes") { _, _ in try json(service.catalog.quotes.indices.map(quoteObject)) }
-    router.get("/quotes/:index") { _, context in
+    router.get("/quotes") { request, _ in
+      try json(service.catalog.quotes.indices.map { quoteObject($0, request: request) })
+    }
+    router.get("/quotes/:index") { request, context in
       let text = context.parameters.get("index") ?? ""
       guard let index = Int(text), String(index) == text, service.catalog.quotes.indices.contains(index) else {
         throw ServiceError(
           .notFound, parameter: "index", "no quote '\(text)': the catalog has \(service.catalog.quotes.count)")
       }
-      return try json(quoteObject(index))
+      return try json(quoteObject(index, request: request))
     }
     router.get("/healthz") { _, _ in
       try json(["status": "ok", "quotes": service.catalog.quotes.count, "pictures": service.catalog.pictures.count])
@@ -33,13 +35,16 @@ struct InfoRoutes<Renderer: CardRendering> {
     }
   }
 
-  /// One quote as the API describes it: index, text, author, share message and stable image URL.
-  private func quoteObject(_ index: Int) -> [String: any Sendable] {
+  /// One quote as the API describes it: index, text, author, share message and the absolute,
+  /// versioned URL of its og card.
+  private func quoteObject(_ index: Int, request: Request) -> [String: any Sendable] {
     let quote = service.catalog.quotes[index]
     let picture = service.catalog.pictures[index % service.catalog.pictures.count]
+    let links = service.links
     return [
       "index": index, "text": quote.text, "author": quote.author, "shareMessage": quote.shareMessage,
-      "imageURL": "/cards/\(index).png?picture=\(percentEncoded(picture))&preset=og",
+      "imageURL": links.absolute(
+        links.cardPath(quote: index, picture: picture, options: CardOptions()), for: request),
     ]
   }
 

@@ -14,6 +14,13 @@ public struct ServerConfiguration: Sendable {
   public var cacheMegabytes: Int = 32
   /// The time zone whose date decides `/today.png`.
   public var timeZone: TimeZone = TimeZone(identifier: "UTC")!
+  /// The clock that decides the date of `/today` (tests set it).
+  public var now: @Sendable () -> Date = { Date() }
+  /// The origin of absolute URLs (`https://cards.example.com`); `nil` uses each request's `Host`.
+  public var publicURL: String?
+  /// Whether `X-Forwarded-Proto` and `X-Forwarded-Host` decide the origin (when `publicURL` is
+  /// `nil`): only behind a proxy that sets them, since a client can send anything.
+  public var trustsForwardedHeaders = false
   /// Close a connection that has been idle this long, in seconds.
   public var idleTimeoutSeconds: Int = 30
   /// Seconds a 503 asks the client to wait.
@@ -85,10 +92,21 @@ public struct ServerConfiguration: Sendable {
     guard (1...100_000).contains(maxConnections) else {
       throw .init("--max-connections \(maxConnections) must be 1 to 100000")
     }
+    if let publicURL { try Self.checkPublicURL(publicURL) }
   }
 }
 
 extension ServerConfiguration {
+  /// A public URL is an origin: `http` or `https`, a host, an optional port, nothing after.
+  static func checkPublicURL(_ url: String) throws(ServerConfigurationError) {
+    let problem = "--public-url '\(url)' must be an origin such as https://cards.example.com (no path)"
+    let origin = url.hasSuffix("/") ? String(url.dropLast()) : url
+    let parts = origin.split(separator: "://", maxSplits: 1, omittingEmptySubsequences: false)
+    guard parts.count == 2, parts[0] == "https" || parts[0] == "http", CardLinks.isValidHost(String(parts[1])) else {
+      throw .init(problem)
+    }
+  }
+
   /// What a render worker holds at rest besides its background cache, with room to grow: its
   /// heap, fonts and glyph caches (about 16 MiB after start-up).
   public static let workerBaseMegabytes = 32

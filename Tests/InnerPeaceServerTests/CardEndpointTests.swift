@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import InnerPeace
 import InnerPeaceServer
+import NIOConcurrencyHelpers
 import Testing
 
 /// The image endpoints: /random, /cards/{quote}, /card, /today. Cards are small custom sizes
@@ -20,7 +21,7 @@ import Testing
   func randomCard(ext: String) async throws {
     let media = Self.formats.first { $0.ext == ext }!.media
     let catalog = try bundledCatalog
-    try await withRouter(configuration: testConfiguration(cacheMegabytes: 0)) { client, _ in
+    try await withRouter(configuration: testConfiguration(cacheMegabytes: 0)) { client, service in
       let uri = "/random.\(ext)?seed=7&w=320&h=240"
       let first = try await client.get(uri)
       expectCard(first, format: media, size: (320, 240))
@@ -32,7 +33,9 @@ import Testing
       #expect(first.header("X-Picture") == choice.picture)
       let location = try #require(first.header("Content-Location"))
       #expect(path(of: location) == "/cards/\(choice.quoteIndex).\(ext)")
-      #expect(queryItems(of: location) == ["picture": choice.picture, "preset": "320x240"])
+      #expect(location.hasPrefix("http://"), "Content-Location is absolute: \(location)")
+      #expect(
+        queryItems(of: location) == ["picture": choice.picture, "preset": "320x240", "v": service.contentVersion])
       let quote = catalog.quotes[choice.quoteIndex]
       #expect(percentDecoded(first.header("X-Share-Message") ?? "") == "\"\(quote.text)\" \u{2014} \(quote.author)")
 
@@ -58,7 +61,7 @@ import Testing
       let webp = try await client.get("/random.png?seed=3&w=240&h=200&format=webp&align=center&author=false")
       expectCard(webp, format: "webp", size: (240, 200))
       let location = try #require(webp.header("Content-Location"))
-      #expect(location.hasPrefix("/cards/") && path(of: location).hasSuffix(".webp"), "\(location)")
+      #expect(path(of: location).hasPrefix("/cards/") && path(of: location).hasSuffix(".webp"), "\(location)")
       let items = queryItems(of: location)
       #expect(items["align"] == "center")
       #expect(items["author"] == "false")
@@ -77,19 +80,20 @@ import Testing
       let reply = try await client.get("/random.png?w=200&h=200")
       expectCard(reply, format: "png", size: (200, 200))
       #expect(reply.header("Cache-Control") == "no-store")
-      #expect(reply.header("Content-Location")?.hasPrefix("/cards/") == true)
+      #expect(reply.header("Content-Location").map { path(of: $0).hasPrefix("/cards/") } == true)
     }
   }
 
   // MARK: /cards/{quote}
 
-  /// A stable card: strong ETag, immutable caching, 304 on a matching If-None-Match (also weak,
-  /// also in a list, also `*`), 200 on another tag, and the default picture is the one /quotes names.
+  /// A stable card with the current version: strong ETag, immutable caching, 304 on a matching
+  /// If-None-Match (also weak, also in a list, also `*`), 200 on another tag, and the default
+  /// picture is the one /quotes names.
   @Test func stableCardCaching() async throws {
     let catalog = try bundledCatalog
     let defaultPicture = catalog.pictures[3 % catalog.pictures.count]
-    try await withRouter { client, _ in
-      let uri = "/cards/3.png?w=300&h=200"
+    try await withRouter { client, service in
+      let uri = "/cards/3.png?w=300&h=200&v=\(service.contentVersion)"
       let card = try await client.get(uri)
       expectCard(card, format: "png", size: (300, 200))
       #expect(card.header("Cache-Control") == "public, max-age=31536000, immutable")
@@ -287,9 +291,31 @@ import Testing
 
   // MARK: /today
 
+  /// A card URL without the current version (none, or an old one) is never immutable: it is
+  /// cached for five minutes and revalidated with its ETag (the same card and tag as the
+  /// versioned URL), and its Content-Location names the versioned URL.
+  @Test func unversionedCardRevalidates() async throws {
+    try await withRouter { client, service in
+      let current = try await client.get("/cards/5.png?w=240&h=200&v=\(service.contentVersion)")
+      #expect(current.header("Cache-Control") == "public, max-age=31536000, immutable")
+      for uri in ["/cards/5.png?w=240&h=200", "/cards/5.png?w=240&h=200&v=000000000000"] {
+        let reply = try await client.get(uri)
+        expectCard(reply, format: "png", size: (240, 200))
+        #expect(reply.header("Cache-Control") == "public, max-age=300", "\(uri)")
+        #expect(reply.header("ETag") == current.header("ETag"))
+        #expect(sameBytes(reply, current))
+        let location = try #require(reply.header("Content-Location"))
+        #expect(queryItems(of: location)["v"] == service.contentVersion, "\(location)")
+        let revalidated = try await client.get(uri, ifNoneMatch: current.header("ETag"))
+        #expect(revalidated.status == 304)
+        #expect(revalidated.header("Cache-Control") == "public, max-age=300")
+      }
+    }
+  }
+
   /// The quote of the day: cacheable until midnight, its stable card named, the same all day.
   @Test func todayCard() async throws {
-    try await withRouter { client, _ in
+    try await withRouter { client, service in
       let today = try await client.get("/today.png?w=240&h=200")
       expectCard(today, format: "png", size: (240, 200))
       let cacheControl = try #require(today.header("Cache-Control"))
@@ -301,6 +327,7 @@ import Testing
       #expect(path(of: location) == "/cards/\(today.header("X-Quote-Index") ?? "?").png", "\(location)")
       #expect(queryItems(of: location)["picture"] == today.header("X-Picture"))
       #expect(queryItems(of: location)["preset"] == "240x200")
+      #expect(queryItems(of: location)["v"] == service.contentVersion)
 
       let stable = try await client.get(location)
       expectCard(stable, format: "png", size: (240, 200))
@@ -308,6 +335,26 @@ import Testing
       let again = try await client.get("/today.png?w=240&h=200")
       #expect(again.header("Content-Location") == location)
       #expect(again.header("ETag") == today.header("ETag"))
+    }
+  }
+
+  /// `/today` follows the configured time zone's midnight, read per request: one second before
+  /// it the card is cacheable for one second; at it the date (and so the ETag) is the next day's,
+  /// cacheable until the next midnight, here 23 hours away (Paris' clocks go forward that night).
+  @Test func todayTurnsAtMidnightInTheConfiguredZone() async throws {
+    let clock = NIOLockedValueBox(Date(timeIntervalSince1970: 1_774_738_799))  // 2026-03-28 22:59:59 UTC
+    var configuration = testConfiguration()
+    configuration.timeZone = try #require(TimeZone(identifier: "Europe/Paris"))
+    configuration.now = { clock.withLockedValue { $0 } }
+    try await withRouter(configuration: configuration) { client, _ in
+      let before = try await client.get("/today.png?w=200&h=200", ifNoneMatch: "*")
+      #expect(before.status == 304)
+      #expect(before.header("Cache-Control") == "public, max-age=1")
+      clock.withLockedValue { $0 += 1 }  // 2026-03-29 00:00:00 in Paris
+      let after = try await client.get("/today.png?w=200&h=200")
+      expectCard(after, format: "png", size: (200, 200))
+      #expect(after.header("Cache-Control") == "public, max-age=82800")
+      #expect(after.header("ETag") != before.header("ETag"), "a new day is a new card")
     }
   }
 }

@@ -93,9 +93,11 @@ struct Reply: Sendable, CustomStringConvertible {
 }
 
 extension TestClientProtocol {
+  /// Sends a request; an absolute URL (as the service gives in Content-Location) is sent as its
+  /// path and query.
   func request(_ uri: String, method: HTTPRequest.Method = .get, headers: HTTPFields = [:]) async throws -> Reply {
     let started = ContinuousClock.now
-    return try await execute(uri: uri, method: method, headers: headers) { response in
+    return try await execute(uri: relativeURL(uri), method: method, headers: headers) { response in
       Reply(
         status: Int(response.status.code), headers: response.headers,
         body: Array(response.body.readableBytesView), elapsed: ContinuousClock.now - started)
@@ -152,7 +154,15 @@ func queryItems(of url: String) -> [String: String] {
   return items
 }
 
-func path(of url: String) -> String { String(url.prefix { $0 != "?" }) }
+/// The path of a URL, relative or absolute.
+func path(of url: String) -> String { String(relativeURL(url).prefix { $0 != "?" }) }
+
+/// An absolute URL's path and query (`http://host/a?b` → `/a?b`); a relative one as it is.
+func relativeURL(_ url: String) -> String {
+  guard let scheme = url.range(of: "://") else { return url }
+  let rest = url[scheme.upperBound...]
+  return String(rest[(rest.firstIndex(of: "/") ?? rest.endIndex)...])
+}
 
 // MARK: Checks
 

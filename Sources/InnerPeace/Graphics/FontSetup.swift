@@ -79,3 +79,25 @@ private func preferBundledFile(pattern: OpaquePointer?, data: gpointer?) {
 }
 
 private func freeString(_ data: gpointer?) { free(data) }
+
+extension FontSetup {
+  /// Every font file fontconfig knows (the system's and the registered folders'), as
+  /// "path size" lines, sorted: the fallback faces a card may draw with. Sizes, not bytes: the
+  /// system's CJK faces alone are hundreds of megabytes.
+  static func knownFontFiles() -> [String] {
+    guard FcInit() != 0 else { return [] }
+    var lines = Set<String>()
+    for set in [FcSetSystem, FcSetApplication] {
+      guard let fonts = FcConfigGetFonts(nil, set) else { continue }
+      for index in 0..<Int(fonts.pointee.nfont) {
+        guard let pattern = fonts.pointee.fonts[index] else { continue }
+        var file: UnsafeMutablePointer<FcChar8>?
+        guard FcPatternGetString(pattern, FC_FILE, 0, &file) == FcResultMatch, let file else { continue }
+        let path = String(cString: file)
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? -1
+        lines.insert("\(path) \(size)")
+      }
+    }
+    return lines.sorted()
+  }
+}

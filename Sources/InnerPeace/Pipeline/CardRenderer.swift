@@ -9,7 +9,7 @@ import InnerPeaceResources
 /// The pipeline, top to bottom: select → fit text → background → halo text → encode.
 public final class CardRenderer: Sendable {
   public let catalog: Catalog
-  private let fontPath: String
+  let fontPath: String
   private let backgrounds: BackgroundCache
 
   /// - Parameters:

@@ -1,0 +1,38 @@
+public import Foundation
+
+/// Everything besides a request that decides a card's bytes: the renderer's look, the catalog's
+/// quotes and photos, and the fonts. A service folds these into the content version that its
+/// immutable URLs carry, so that a change to any of them changes every such URL.
+public struct ContentSources: Sendable {
+  /// ``CardRenderer/lookVersion``.
+  public let lookVersion: Int
+  /// The catalog's quotes, in order (a card URL names a quote by its index).
+  public let quotes: [Quote]
+  /// The catalog's pictures by name, with the file each is read from (its bytes count).
+  public let pictureFiles: [(name: String, file: URL)]
+  /// The bundled font files (their bytes count).
+  public let bundledFontFiles: [URL]
+  /// Every font file the font system knows, as "path size" lines: the fallback faces.
+  public let knownFontFiles: [String]
+
+  /// The sources of a catalog drawn with the given bundled font files.
+  public init(catalog: Catalog, bundledFontFiles: [URL] = []) {
+    lookVersion = CardRenderer.lookVersion
+    quotes = catalog.quotes
+    pictureFiles = catalog.pictures.map { ($0, catalog.directory.appendingPathComponent($0)) }
+    self.bundledFontFiles = bundledFontFiles
+    knownFontFiles = FontSetup.knownFontFiles()
+  }
+}
+
+extension CardRenderer {
+  /// The version of the cards' look. Bump it with every change that alters a card's pixels for
+  /// the same request and catalog (layout, halo, colours, encoder settings). The golden images'
+  /// test fails when they change and this does not (`Tests/InnerPeaceTests/Golden/look.json`).
+  public static let lookVersion = 9
+
+  /// What, besides a request, decides this renderer's cards.
+  public var contentSources: ContentSources {
+    ContentSources(catalog: catalog, bundledFontFiles: [URL(fileURLWithPath: fontPath)])
+  }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import InnerPeace
+import Testing
+
+/// The look version guards the service's immutable URLs: they carry a content version that folds
+/// in ``CardRenderer/lookVersion``, so a change to the cards' look must bump it, or caches keep
+/// the old cards for a year. The golden images are the witness: `Golden/look.json` records the
+/// look version with a fingerprint of each golden, and this test fails when the goldens change
+/// while the version does not (or the version changes while the goldens do not).
+///
+/// After an intended change to the look: bump `CardRenderer.lookVersion`, record the goldens
+/// (`INNERPEACE_RECORD_GOLDEN=1`, see ``GoldenImageTests``), then run this test with
+/// `INNERPEACE_RECORD_LOOK=1`, which writes `look.json`, and only when the version was bumped.
+@Suite struct LookVersionTests {
+  struct Manifest: Codable, Equatable {
+    var lookVersion: Int
+    /// File name → "bytes FNV-1a-64 hex".
+    var goldens: [String: String]
+  }
+
+  static var folder: URL { GoldenImageTests.sourceFolder }
+  static var manifestURL: URL { folder.appendingPathComponent("look.json") }
+
+  /// The goldens as they are now: each file's size and FNV-1a-64 of its bytes.
+  static func currentGoldens() throws -> [String: String] {
+    var result: [String: String] = [:]
+    for golden in GoldenImageTests.goldens {
+      let bytes = try Data(contentsOf: folder.appendingPathComponent(golden.fileName))
+      var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+      for byte in bytes {
+        hash ^= UInt64(byte)
+        hash = hash &* 0x100_0000_01b3
+      }
+      result[golden.fileName] = "\(bytes.count) \(String(hash, radix: 16))"
+    }
+    return result
+  }
+
+  @Test func goldensChangeOnlyWithTheLookVersion() throws {
+    let recorded = try JSONDecoder().decode(Manifest.self, from: Data(contentsOf: Self.manifestURL))
+    let current = Manifest(lookVersion: CardRenderer.lookVersion, goldens: try Self.currentGoldens())
+    if ProcessInfo.processInfo.environment["INNERPEACE_RECORD_LOOK"] == "1" {
+      #expect(
+        current.goldens == recorded.goldens || current.lookVersion > recorded.lookVersion,
+        "the goldens changed: bump CardRenderer.lookVersion (now \(current.lookVersion)) before recording")
+      guard current.goldens == recorded.goldens || current.lookVersion > recorded.lookVersion else { return }
+      let encoder = JSONEncoder()
+      encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+      try (encoder.encode(current) + Data("\n".utf8)).write(to: Self.manifestURL)
+      return
+    }
+    #expect(
+      current.goldens == recorded.goldens,
+      """
+      the golden images changed but look.json was not recorded: if the look changed on purpose, bump \
+      CardRenderer.lookVersion (now \(current.lookVersion)) and run with INNERPEACE_RECORD_LOOK=1
+      """)
+    #expect(
+      current.lookVersion == recorded.lookVersion,
+      "CardRenderer.lookVersion is \(current.lookVersion) but look.json records \(recorded.lookVersion): record it")
+  }
+
+  /// The content a service versions includes the bundled font file and the fonts the font system
+  /// knows (the fallback faces), and every picture's file.
+  @Test func contentSourcesNameTheFontsAndPhotos() throws {
+    let renderer = try CardRenderer(catalog: try Catalog.bundled())
+    let sources = renderer.contentSources
+    #expect(sources.lookVersion == CardRenderer.lookVersion)
+    #expect(sources.bundledFontFiles.map(\.lastPathComponent) == ["EBGaramond12-Italic.otf"])
+    #expect(sources.knownFontFiles.contains { $0.contains("NotoSerifCJK") }, "the CJK fallback is a known font")
+    #expect(sources.pictureFiles.map(\.name) == renderer.catalog.pictures)
+    for (_, file) in sources.pictureFiles { #expect(FileManager.default.fileExists(atPath: file.path)) }
+  }
+}
