@@ -9,7 +9,9 @@ struct ScheduleCommand: ParsableCommand {
     abstract: "Write the next days' quotes as an iCalendar (.ics) file: one event a day at 10:00.",
     discussion: """
       Each event's summary is "Inner Peace" and its description is the day's quote. Quotes are
-      shuffled by --seed and never repeat. Import the file into any calendar app.
+      shuffled by --seed and never repeat. Import the file into any calendar app: each event's UID
+      is its date, so importing an overlapping range again updates those days instead of adding
+      second reminders. `innerpeace serve` offers the same reminder as a feed, /calendar.ics.
       """
   )
 
@@ -32,7 +34,7 @@ struct ScheduleCommand: ParsableCommand {
   @Option(
     name: .customLong("base-url"),
     help: ArgumentHelp(
-      "The service's URL (e.g. https://cards.example.com): each event links its card.", valueName: "url"))
+      "The service's URL (e.g. https://cards.example.com): each event links its quote's page.", valueName: "url"))
   var baseURL: String?
 
   @Option(help: ArgumentHelp("A folder with your own quotes.json, pictures.json and photos.", valueName: "dir"))

@@ -77,6 +77,11 @@ struct ServeCommand: AsyncParsableCommand {
   @Option(name: .customLong("time-zone"), help: "Time zone whose date picks /today.png (e.g. Europe/Paris).")
   var timeZone = "UTC"
 
+  @Option(
+    name: .customLong("reminder-hour"),
+    help: "The local hour (0 to 23, in --time-zone) of the daily reminder in /calendar.ics.")
+  var reminderHour = 10
+
   @Option(name: .customLong("idle-timeout"), help: "Seconds before an idle connection is closed.")
   var idleTimeout = 30
 
@@ -128,6 +133,7 @@ struct ServeCommand: AsyncParsableCommand {
     configuration.maxConnections = maxConnections
     configuration.drainTimeoutSeconds = drainTimeout
     configuration.publicURL = publicURL
+    configuration.reminderHour = reminderHour
     configuration.trustsForwardedHeaders = trustForwardedHeaders
     guard let zone = TimeZone(identifier: timeZone) else {
       throw CommandLineError.usage("unknown --time-zone '\(timeZone)': use an IANA name such as Europe/Paris")

@@ -12,12 +12,13 @@ public func buildRouter<Renderer: CardRendering>(service: CardService<Renderer>)
   router.add(middleware: JSONErrorMiddleware(knownPath: knownGETPath))
   CardRoutes(service: service).add(to: router)
   InfoRoutes(service: service).add(to: router)
+  FeedRoutes(service: service).add(to: router)
   return router
 }
 
 /// Whether a path is one the API serves with GET (for 405 against 404).
 @Sendable func knownGETPath(_ path: String) -> Bool {
-  let fixed: Set<String> = ["/", "/quotes", "/healthz", "/metrics", "/openapi.yaml"]
+  let fixed: Set<String> = ["/", "/quotes", "/healthz", "/metrics", "/openapi.yaml", "/calendar.ics", "/feed.xml"]
   if fixed.contains(path) { return true }
   for stem in ["/random", "/card", "/today"] where ["png", "jpg", "webp"].contains(where: { path == "\(stem).\($0)" }) {
     return true

@@ -116,11 +116,11 @@ struct CardRoutes<Renderer: CardRendering> {
   func today(_ request: Request, pathFormat: String) async throws -> Response {
     let query = try QueryParameters(raw: request.uri.query.map { Substring($0) } ?? "")
     let options = try CardOptions(query: query, pathFormat: pathFormat)
-    let day = QuoteOfTheDay(
-      date: service.configuration.now(), timeZone: service.configuration.timeZone, catalog: service.catalog)
+    let now = service.configuration.now()
+    let day = DailyQuote(at: now, timeZone: service.configuration.timeZone, catalog: service.catalog)
     let etag = service.etag(
       for: "\(day.date)|\(catalogKey(quote: day.quoteIndex, picture: day.picture, options: options))")
-    let cacheControl = "public, max-age=\(day.secondsUntilMidnight)"
+    let cacheControl = "public, max-age=\(day.secondsUntilEnd(from: now))"
     if let notModified = notModified(request, etag: etag, cacheControl: cacheControl) { return notModified }
     let (card, _) = try await catalogCard(quote: day.quoteIndex, picture: day.picture, options: options)
     var headers = cardHeaders(card)
@@ -247,35 +247,6 @@ struct CardOptions {
       default: showsAuthor = true
       }
     }
-  }
-}
-
-/// The quote and picture of a date, the same for everyone in one time zone.
-struct QuoteOfTheDay {
-  let date: String
-  let quoteIndex: Int
-  let picture: String
-  let secondsUntilMidnight: Int
-
-  init(date now: Date, timeZone: TimeZone, catalog: Catalog) {
-    var calendar = Calendar(identifier: .gregorian)
-    calendar.timeZone = timeZone
-    let parts = calendar.dateComponents([.year, .month, .day], from: now)
-    date = String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
-    let choice = catalog.randomChoice(seed: StableHash.of("today|" + date))
-    quoteIndex = choice.quoteIndex
-    picture = choice.picture
-    let startOfDay = calendar.startOfDay(for: now)
-    let midnight = calendar.date(byAdding: .day, value: 1, to: startOfDay) ?? now.addingTimeInterval(86_400)
-    secondsUntilMidnight = max(1, Int(midnight.timeIntervalSince(now).rounded(.down)))
-  }
-}
-
-extension StableHash {
-  static func of(_ text: String) -> UInt64 {
-    var hash = StableHash()
-    hash.combine(text)
-    return hash.value
   }
 }
 

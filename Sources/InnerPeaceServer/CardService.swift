@@ -126,22 +126,3 @@ struct ServedCard: Sendable {
 
   var byteCount: Int { body.readableBytes }
 }
-
-/// FNV-1a, 64-bit: stable across runs and machines (unlike `Hasher`), for ETags and the date seed.
-struct StableHash {
-  private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
-
-  mutating func combine(_ text: String) {
-    for byte in text.utf8 {
-      value ^= UInt64(byte)
-      value = value &* 0x100_0000_01b3
-    }
-    value ^= 0xFF
-    value = value &* 0x100_0000_01b3
-  }
-
-  var hex: String {
-    let digits = String(value, radix: 16)
-    return String(repeating: "0", count: 16 - digits.count) + digits
-  }
-}

@@ -14,6 +14,8 @@ public struct ServerConfiguration: Sendable {
   public var cacheMegabytes: Int = 32
   /// The time zone whose date decides `/today.png`.
   public var timeZone: TimeZone = TimeZone(identifier: "UTC")!
+  /// The local hour (0 to 23) of the daily reminder in `/calendar.ics`.
+  public var reminderHour = 10
   /// The clock that decides the date of `/today` (tests set it).
   public var now: @Sendable () -> Date = { Date() }
   /// The origin of absolute URLs (`https://cards.example.com`); `nil` uses each request's `Host`.
@@ -93,6 +95,7 @@ public struct ServerConfiguration: Sendable {
       throw .init("--max-connections \(maxConnections) must be 1 to 100000")
     }
     if let publicURL { try Self.checkPublicURL(publicURL) }
+    guard (0...23).contains(reminderHour) else { throw .init("--reminder-hour \(reminderHour) must be 0 to 23") }
   }
 }
 

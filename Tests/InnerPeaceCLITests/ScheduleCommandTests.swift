@@ -8,9 +8,12 @@ import Testing
 struct ScheduleCommandTests {
   static let validator = packageRoot.appendingPathComponent("Tests/ical/validate_ics.py")
 
-  /// A Python that can `import icalendar`: /usr/bin/python3, then python3 on the PATH.
+  /// A Python that can `import icalendar`: the test tools' virtualenv (`.build/pytools`, made by
+  /// `scripts/install-deps.sh --with-test-tools` with icalendar from PyPI), then /usr/bin/python3,
+  /// then python3 on the PATH.
   static let python: [String]? = {
-    for candidate in [["/usr/bin/python3"], ["/usr/bin/env", "python3"]] {
+    let tools = packageRoot.appendingPathComponent(".build/pytools/bin/python").path
+    for candidate in [[tools], ["/usr/bin/python3"], ["/usr/bin/env", "python3"]] {
       guard FileManager.default.isExecutableFile(atPath: candidate[0]) else { continue }
       let check = try? ExternalTool.run(candidate[0], Array(candidate.dropFirst()) + ["-c", "import icalendar"])
       if check?.status == 0 { return candidate }

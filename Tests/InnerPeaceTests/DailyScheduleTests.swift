@@ -168,6 +168,36 @@ struct DailyScheduleTests {
     #expect(short.events.map(\.quoteIndex) == Array(a.events.map(\.quoteIndex).prefix(5)))
   }
 
+  /// A day's UID depends on its local date only: schedules made with other seeds, from other
+  /// moments, or as the quote of the day name the days they share with the same UIDs (so an
+  /// overlapping import replaces a day's reminder instead of adding a second one).
+  @Test func uidsAreTheDatesAlone() throws {
+    let paris = try Self.zone("Europe/Paris")
+    let monday = try Self.local(paris, 2026, 11, 23, 8)
+    let thursday = try Self.local(paris, 2026, 11, 26, 18)
+    let first = try DailySchedule(catalog: Self.catalog, from: monday, days: 7, timeZone: paris, seed: 1)
+    let second = try DailySchedule(catalog: Self.catalog, from: thursday, days: 7, timeZone: paris, seed: 2)
+    let daily = try DailySchedule(catalog: Self.catalog, from: thursday, days: 7, timeZone: paris, seed: nil)
+    func uids(_ schedule: DailySchedule) -> [String: String] {
+      Dictionary(uniqueKeysWithValues: schedule.events.map { ($0.date, DailySchedule.uid(date: $0.date)) })
+    }
+    #expect(first.events.map(\.date).first == "2026-11-23")
+    #expect(second.events.map(\.date).first == "2026-11-27")
+    let shared = Set(first.events.map(\.date)).intersection(second.events.map(\.date))
+    #expect(shared == ["2026-11-27", "2026-11-28", "2026-11-29"])
+    for date in shared {
+      #expect(uids(first)[date] == uids(second)[date])
+      #expect(uids(first)[date] == uids(daily)[date])
+    }
+    // Without a seed each day carries its quote of the day, the one /today shows.
+    for event in daily.events {
+      #expect(event.quoteIndex == Self.catalog.quoteOfTheDay(date: event.date).quoteIndex)
+    }
+    // The whole text: the same UIDs, line for line.
+    let text = second.iCalendar(stamp: thursday)
+    for date in shared { #expect(text.contains("UID:innerpeace-daily-\(date)@innerpeace\r\n")) }
+  }
+
   static func smallCatalog(_ quotes: [Quote]) throws -> Catalog {
     try Catalog(quotes: quotes, pictures: ["aqua.jpg"], directory: Fixtures.catalog.directory)
   }
@@ -295,10 +325,11 @@ struct DailyScheduleTests {
     #expect(lines.filter { $0.hasPrefix("DTSTART:") } == schedule.events.map { "DTSTART:\(Self.utcStamp($0.start))" })
     let uids = lines.filter { $0.hasPrefix("UID:") }
     #expect(uids.count == 5 && Set(uids).count == 5, "UIDs are missing or repeat: \(uids)")
-    // The trailing slash of the base URL is not doubled.
+    #expect(uids.first == "UID:innerpeace-daily-2026-03-01@innerpeace", "\(uids)")
+    // Each event links its quote's page; the trailing slash of the base URL is not doubled.
     #expect(
       lines.filter { $0.hasPrefix("URL:") }
-        == schedule.events.map { "URL:https://cards.example.com/cards/\($0.quoteIndex).png" })
+        == schedule.events.map { "URL:https://cards.example.com/q/\($0.quoteIndex)" })
     // BEGIN and END nest properly.
     var stack: [String] = []
     for line in lines {

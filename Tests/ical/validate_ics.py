@@ -7,7 +7,8 @@
 Parses FILE with the `icalendar` package (pip install icalendar) and checks the RFC 5545
 framing (CRLF line ends, lines of at most 75 octets, valid UTF-8), the calendar's VERSION and
 PRODID, and that there are exactly N VEVENTs, each with UID, DTSTAMP, DTSTART, SUMMARY
-"Inner Peace", a DESCRIPTION and (with --base-url) URL {base}/cards/{index}.png; that the starts
+"Inner Peace", a DESCRIPTION and (with --base-url) URL {base}/q/{index}; that each UID is
+innerpeace-daily-{local date of DTSTART}@innerpeace (the same day, the same UID); that the starts
 are at H:00 local time in ZONE on N consecutive days, the first within a day of DTSTAMP; that
 descriptions and UIDs never repeat; and, with --quotes (the output of `innerpeace quotes
 --json`), that each description is the share message of the quote its URL names.
@@ -73,6 +74,12 @@ def main():
     urls.add_argument("--base-url")
     urls.add_argument("--no-url", action="store_true", help="events must have no URL")
     parser.add_argument("--quotes", help="JSON from `innerpeace quotes --json`")
+    parser.add_argument(
+        "--from-today", action="store_true", help="the first event is on DTSTAMP's local date (a feed), past or not"
+    )
+    parser.add_argument(
+        "--quote-of-the-day", action="store_true", help="each day's quote of the day: quotes may repeat"
+    )
     args = parser.parse_args()
 
     checks = Checks()
@@ -120,7 +127,7 @@ def main():
 
     zone = zone_for(args.tz)
     base = args.base_url.rstrip("/") if args.base_url else None
-    url_pattern = re.compile(r"^" + re.escape(base) + r"/cards/(\d+)\.png$") if base else None
+    url_pattern = re.compile(r"^" + re.escape(base) + r"/q/(\d+)$") if base else None
     quotes = None
     if args.quotes:
         with open(args.quotes, encoding="utf-8") as handle:
@@ -153,11 +160,18 @@ def main():
             if start.tzinfo is not None:
                 local = start.astimezone(zone)
                 starts.append(local)
+                expected_uid = "innerpeace-daily-%s@innerpeace" % local.date().isoformat()
+                checks.check(uid == expected_uid, "event %d UID %r is not %r" % (number, uid, expected_uid))
                 checks.check(
                     (local.hour, local.minute, local.second) == (args.hour, 0, 0),
                     "event %d starts at %s in %s, not %02d:00:00" % (number, local.isoformat(), args.tz, args.hour),
                 )
-                if number == 1 and isinstance(stamp, datetime.datetime) and stamp.tzinfo is not None:
+                if number == 1 and args.from_today and isinstance(stamp, datetime.datetime) and stamp.tzinfo is not None:
+                    checks.check(
+                        local.date() == stamp.astimezone(zone).date(),
+                        "the first event (%s) is not on DTSTAMP's local date (%s)" % (local, stamp.astimezone(zone)),
+                    )
+                elif number == 1 and isinstance(stamp, datetime.datetime) and stamp.tzinfo is not None:
                     ahead = start - stamp
                     checks.check(
                         datetime.timedelta(0) < ahead <= datetime.timedelta(hours=25),
@@ -169,7 +183,7 @@ def main():
             checks.check(url is None, "event %d has a URL without --base-url: %s" % (number, url))
         if url_pattern:
             match = url_pattern.match(url or "")
-            checks.check(match is not None, "event %d URL %r is not %s/cards/{index}.png" % (number, url, base))
+            checks.check(match is not None, "event %d URL %r is not %s/q/{index}" % (number, url, base))
             if match and quotes is not None:
                 entry = quotes.get(int(match.group(1)))
                 checks.check(entry is not None, "event %d links quote %s, not in the catalog" % (number, match.group(1)))
@@ -193,7 +207,8 @@ def main():
     for number in range(1, len(starts)):
         gap = (starts[number].date() - starts[number - 1].date()).days
         checks.check(gap == 1, "event %d is %d days after event %d (expected consecutive days)" % (number + 1, gap, number))
-    checks.check(len(set(descriptions)) == len(descriptions), "descriptions repeat")
+    if not args.quote_of_the_day:
+        checks.check(len(set(descriptions)) == len(descriptions), "descriptions repeat")
     checks.check(len(set(uids)) == len(uids), "UIDs repeat")
 
     print("%d passed, %d failed" % (checks.passed, checks.failed))

@@ -1,10 +1,16 @@
 public import Foundation
 
 /// The app's daily reminder as an iCalendar (RFC 5545) calendar: one event a day at a local hour,
-/// each with a different quote, shuffled by a seed.
+/// each with the quote of the day (``DailyQuote``) or with a different quote, shuffled by a seed.
+///
+/// An event's UID is derived from its local date alone (``uid(date:)``): the same day has the same
+/// UID in every calendar made, so importing or fetching an overlapping range updates that day's
+/// reminder instead of adding a second one.
 public struct DailySchedule: Sendable {
   public struct Event: Sendable {
     public let start: Date
+    /// The local date of `start`, `2026-11-24`.
+    public let date: String
     public let quoteIndex: Int
     public let quote: Quote
   }
@@ -14,31 +20,40 @@ public struct DailySchedule: Sendable {
   let baseURL: String?
 
   /// - Parameters:
-  ///   - from: the moment to start after; the first event is the next `hour`:00 that is still ahead.
-  ///   - days: how many daily events (1 to the number of quotes, so none repeats).
+  ///   - from: the moment to start after; the first event is the next `hour`:00 that is still ahead
+  ///     (or today's, past or not, with `includesToday`).
+  ///   - days: how many daily events (1 to the number of quotes, so that a shuffle never repeats).
+  ///   - seed: shuffles the quotes with this seed; `nil` gives each day its quote of the day.
+  ///   - baseURL: the service's origin; each event then links its quote's page, `{base}/q/{index}`.
   /// - Throws: ``InnerPeaceError/optionsConflict(reason:)`` for days or hour out of range.
   public init(
-    catalog: Catalog, from now: Date, days: Int = 7, hour: Int = 10, timeZone: TimeZone, seed: UInt64,
-    baseURL: String? = nil
+    catalog: Catalog, from now: Date, days: Int = 7, hour: Int = 10, timeZone: TimeZone, seed: UInt64?,
+    includesToday: Bool = false, baseURL: String? = nil
   ) throws(InnerPeaceError) {
-    guard (1...catalog.quotes.count).contains(days) else {
-      throw .optionsConflict(
-        reason: "--days \(days) must be from 1 to \(catalog.quotes.count): each day gets a different quote")
+    if seed == nil {
+      guard (1...366).contains(days) else { throw .optionsConflict(reason: "--days \(days) must be from 1 to 366") }
+    } else {
+      guard (1...catalog.quotes.count).contains(days) else {
+        throw .optionsConflict(
+          reason: "--days \(days) must be from 1 to \(catalog.quotes.count): each day gets a different quote")
+      }
     }
     guard (0...23).contains(hour) else { throw .optionsConflict(reason: "--hour \(hour) must be from 0 to 23") }
     var calendar = Calendar(identifier: .gregorian)
     calendar.timeZone = timeZone
     var first = calendar.date(bySettingHour: hour, minute: 0, second: 0, of: now) ?? now
-    if first <= now { first = calendar.date(byAdding: .day, value: 1, to: first) ?? first }
-    var generator = SeededGenerator(seed: seed)
-    let order = Array(catalog.quotes.indices).shuffled(using: &generator)
+    if first <= now && !includesToday { first = calendar.date(byAdding: .day, value: 1, to: first) ?? first }
+    var generator = SeededGenerator(seed: seed ?? 0)
+    let order = seed == nil ? [] : Array(catalog.quotes.indices).shuffled(using: &generator)
     var events: [Event] = []
     for day in 0..<days {
       // Each day's 10:00 is computed from the calendar (not by adding 24 h), so it stays 10:00
       // across daylight-saving changes.
       let dayStart = calendar.date(byAdding: .day, value: day, to: first) ?? first
       let start = calendar.date(bySettingHour: hour, minute: 0, second: 0, of: dayStart) ?? dayStart
-      events.append(Event(start: start, quoteIndex: order[day], quote: catalog.quotes[order[day]]))
+      let date = DailyQuote.dateString(start, calendar: calendar)
+      let index = seed == nil ? catalog.quoteOfTheDay(date: date).quoteIndex : order[day]
+      events.append(Event(start: start, date: date, quoteIndex: index, quote: catalog.quotes[index]))
     }
     self.events = events
     self.timeZone = timeZone
@@ -57,7 +72,7 @@ public struct DailySchedule: Sendable {
       let day = DailySchedule.utc(event.start)
       lines += [
         "BEGIN:VEVENT",
-        "UID:innerpeace-\(day)-q\(event.quoteIndex)@innerpeace",
+        "UID:\(DailySchedule.uid(date: event.date))",
         "DTSTAMP:\(DailySchedule.utc(stamp))",
         "DTSTART:\(day)",
         "DURATION:PT5M",
@@ -65,7 +80,7 @@ public struct DailySchedule: Sendable {
         "DESCRIPTION:\(DailySchedule.escape(event.quote.shareMessage))",
       ]
       if let baseURL {
-        lines.append("URL:\(baseURL)/cards/\(event.quoteIndex).png")
+        lines.append("URL:\(baseURL)/q/\(event.quoteIndex)")
       }
       lines += [
         "BEGIN:VALARM", "ACTION:DISPLAY", "DESCRIPTION:Inner Peace", "TRIGGER:PT0M", "END:VALARM", "END:VEVENT",
@@ -74,6 +89,10 @@ public struct DailySchedule: Sendable {
     lines.append("END:VCALENDAR")
     return lines.map(DailySchedule.fold).joined(separator: "\r\n") + "\r\n"
   }
+
+  /// The UID of a day's reminder: its local date only, so every calendar made for that day, in
+  /// any run, names the same event.
+  public static func uid(date: String) -> String { "innerpeace-daily-\(date)@innerpeace" }
 
   /// `20261122T090000Z`.
   static func utc(_ date: Date) -> String {
