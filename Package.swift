@@ -69,6 +69,7 @@ let package = Package(
       name: "InnerPeaceServer",
       dependencies: [
         "InnerPeace",
+        "InnerPeaceResources",
         "CInnerPeaceProcess",
         "InnerPeaceQuery",
         .product(name: "Hummingbird", package: "hummingbird"),

@@ -13,20 +13,40 @@ PACKAGES=(
 )
 if [ "${1:-}" = "--with-test-tools" ]; then
   # The page's browser test (Chromium over DevTools) and the iCalendar check, with Debian's python3.
-  PACKAGES+=(chromium python3 python3-websocket python3-icalendar)
+  PACKAGES+=(chromium python3 python3-websocket python3-icalendar python3-venv)
 fi
+
+# Python test tools from PyPI, pinned, in one virtualenv (.build/pytools) made with the python3 on
+# PATH: schemathesis for the API contract (scripts/api-contract.sh).
+PY_TEST_PACKAGES=(
+  schemathesis==4.32.5
+)
 
 missing=()
 for package in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
-
-echo "innerpeace: installing ${missing[*]}" >&2
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-  command -v sudo >/dev/null || { echo "innerpeace: run as root or install sudo to install: ${missing[*]}" >&2; exit 1; }
-  SUDO="sudo"
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "innerpeace: installing ${missing[*]}" >&2
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "innerpeace: run as root or install sudo to install: ${missing[*]}" >&2; exit 1; }
+    SUDO="sudo"
+  fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+
+if [ "${1:-}" = "--with-test-tools" ]; then
+  cd "$(dirname "$0")/.."
+  [ -x .build/pytools/bin/python ] || python3 -m venv .build/pytools
+  wanted=()
+  for requirement in "${PY_TEST_PACKAGES[@]}"; do
+    installed=$(.build/pytools/bin/python -m pip show "${requirement%%==*}" 2>/dev/null | sed -n 's/^Version: //p')
+    [ "$installed" = "${requirement##*==}" ] || wanted+=("$requirement")
+  done
+  if [ ${#wanted[@]} -gt 0 ]; then
+    echo "innerpeace: installing ${wanted[*]} into .build/pytools" >&2
+    .build/pytools/bin/pip install -q "${wanted[@]}"
+  fi
+fi

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every test: install missing system packages (and the browser-test tools), check formatting,
 # build, run the Swift test suites (core, server, the built CLI end to end), then load the web page
-# in headless Chromium against the running server, then fuzzes each libFuzzer target for
+# in headless Chromium against the running server, run schemathesis against it, then fuzzes each libFuzzer target for
 # FUZZ_SECONDS (default 60) from its seed corpus (scripts/fuzz.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,4 +30,6 @@ swift build --build-tests --sanitize=thread --scratch-path .build-thread --disab
   --filter InnerPeaceServerTests --filter RenderTests --skip shutdownFinishesWhatItAccepted --skip overloadAnswers503Fast
 .build-thread/debug/innerpeacePackageTests.xctest --testing-library swift-testing --filter overloadAnswers503Fast
 /usr/bin/python3 Tests/browser/page_test.py --binary .build/debug/innerpeace
+# The API contract: schemathesis, every check, against a live server (at most ~4 minutes).
+bash scripts/api-contract.sh .build/debug/innerpeace
 bash scripts/fuzz.sh

@@ -13,6 +13,8 @@ public struct QueryString: Sendable {
   }
 
   public private(set) var values: [String: String] = [:]
+  /// The first name the query gives more than once, if any.
+  public private(set) var repeatedName: String?
 
   /// Parses a raw query (the part after `?`, without it). The first occurrence of a name wins,
   /// as in most frameworks.
@@ -33,7 +35,11 @@ public struct QueryString: Sendable {
       guard !value.unicodeScalars.contains("\0") else {
         throw Failure(parameter: name, reason: "the value contains a NUL character")
       }
-      if values[name] == nil { values[name] = value }
+      if values[name] == nil {
+        values[name] = value
+      } else if repeatedName == nil {
+        repeatedName = name
+      }
     }
   }
 

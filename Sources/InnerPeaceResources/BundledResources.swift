@@ -12,10 +12,18 @@ public enum BundledResources {
   /// The folder holding the bundled font files, if it can be found.
   public static var fontsDirectory: URL? { locate("Fonts") }
 
+  /// A file of the bundled `Resources/` folder (such as `openapi.yaml`), if it can be found. Unlike
+  /// the catalog, it is looked up in the build's bundle when `INNERPEACE_HOME` lacks it.
+  public static func resourceFile(named name: String) -> URL? {
+    candidates().lazy.map { $0.appendingPathComponent("Resources/\(name)") }.first {
+      FileManager.default.fileExists(atPath: $0.path)
+    }
+  }
+
   private static let bundleName = "innerpeace_InnerPeaceResources.resources"
 
-  private static func locate(_ folder: String) -> URL? {
-    let fileManager = FileManager.default
+  /// The folders that may hold `Resources/` and `Fonts/`, first choice first.
+  private static func candidates() -> [URL] {
     var candidates: [URL] = []
     if let home = ProcessInfo.processInfo.environment["INNERPEACE_HOME"], !home.isEmpty {
       candidates.append(URL(fileURLWithPath: home))
@@ -27,7 +35,12 @@ public enum BundledResources {
     // Test runners live in a sub-bundle next to the resource bundle.
     candidates.append(Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent(bundleName))
     candidates.append(executableFolder.deletingLastPathComponent().appendingPathComponent("share/innerpeace"))
-    for base in candidates {
+    return candidates
+  }
+
+  private static func locate(_ folder: String) -> URL? {
+    let fileManager = FileManager.default
+    for base in candidates() {
       let url = base.appendingPathComponent(folder, isDirectory: true)
       var isDirectory: ObjCBool = false
       if fileManager.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue {

@@ -9,26 +9,9 @@ public func buildRouter<Renderer: CardRendering>(service: CardService<Renderer>)
   // HEAD answers like GET without the body (RFC 9110 §9.1), for every route.
   let router = Router(context: BasicRequestContext.self, options: .autoGenerateHeadEndpoints)
   router.add(middleware: RequestLogMiddleware(metrics: service.metrics))
-  router.add(middleware: JSONErrorMiddleware(knownPath: knownGETPath))
-  CardRoutes(service: service).add(to: router)
-  InfoRoutes(service: service).add(to: router)
-  FeedRoutes(service: service).add(to: router)
+  router.add(middleware: JSONErrorMiddleware(knownPath: { Routes.matches($0) }))
+  ServiceRoutes(service: service).add(to: router)
   return router
-}
-
-/// Whether a path is one the API serves with GET (for 405 against 404).
-@Sendable func knownGETPath(_ path: String) -> Bool {
-  let fixed: Set<String> = ["/", "/quotes", "/healthz", "/metrics", "/openapi.yaml", "/calendar.ics", "/feed.xml"]
-  if fixed.contains(path) { return true }
-  for stem in ["/random", "/card", "/today"] where ["png", "jpg", "webp"].contains(where: { path == "\(stem).\($0)" }) {
-    return true
-  }
-  // Exactly one segment after the prefix, as the routes take.
-  for prefix in ["/cards/", "/quotes/"] where path.hasPrefix(prefix) {
-    let rest = path.dropFirst(prefix.count)
-    return !rest.isEmpty && !rest.contains("/")
-  }
-  return false
 }
 
 /// The whole application: the router on an HTTP/1.1 server with a limit for every phase of a

@@ -46,6 +46,7 @@ struct CardLinks: Sendable {
     url += "&preset=\(options.preset)"
     if options.alignment == .center { url += "&align=center" }
     if !options.showsAuthor { url += "&author=false" }
+    if let quality = options.quality { url += "&quality=\(quality)" }
     url += "&v=\(version)"
     return url
   }

@@ -3,30 +3,20 @@ import HTTPTypes
 import Hummingbird
 import InnerPeace
 
-/// The image endpoints: `/random`, `/cards/{quote}`, `/card`, `/today`, each as .png, .jpg or .webp.
+/// The image endpoints: `/random`, `/cards/{quote}`, `/card`, `/today`, each as .png, .jpg, .jpeg
+/// or .webp, and (but `/card`) without an extension, in a format chosen from `Accept`. The router
+/// registers them from ``Routes/all`` and checks the query's names before they run.
 struct CardRoutes<Renderer: CardRendering> {
   let service: CardService<Renderer>
-
-  func add(to router: Router<BasicRequestContext>) {
-    for ext in ["png", "jpg", "webp"] {
-      router.get("/random.\(ext)") { request, _ in try await random(request, pathFormat: ext) }
-      router.get("/card.\(ext)") { request, _ in try await custom(request, pathFormat: ext) }
-      router.get("/today.\(ext)") { request, _ in try await today(request, pathFormat: ext) }
-    }
-    router.get("/cards/:file") { request, context in
-      try await stable(request, file: context.parameters.get("file") ?? "")
-    }
-  }
 
   // MARK: Endpoints
 
   /// A random card: uncacheable, naming the quote and picture it chose and its stable URL.
-  func random(_ request: Request, pathFormat: String) async throws -> Response {
-    let query = try QueryParameters(raw: request.uri.query.map { Substring($0) } ?? "")
-    let options = try CardOptions(query: query, pathFormat: pathFormat)
+  func random(_ request: Request, _ query: QueryParameters, pathFormat: String?) async throws -> Response {
+    let options = try CardOptions(query: query, pathFormat: pathFormat, accept: request.headers[.accept])
     let seed: UInt64
     if let text = query["seed"] {
-      guard let value = UInt64(text) else {
+      guard CardOptions.isWholeNumber(text), let value = UInt64(text) else {
         throw ServiceError.badParameter("seed", "seed must be a whole number from 0 to \(UInt64.max)")
       }
       seed = value
@@ -35,7 +25,7 @@ struct CardRoutes<Renderer: CardRendering> {
     }
     let choice = service.catalog.randomChoice(seed: seed)
     let (card, key) = try await catalogCard(quote: choice.quoteIndex, picture: choice.picture, options: options)
-    var headers = cardHeaders(card)
+    var headers = cardHeaders(card, options: options)
     headers[.cacheControl] = "no-store"
     headers[.contentLocation] = service.links.absolute(
       service.links.cardPath(quote: choice.quoteIndex, picture: choice.picture, options: options), for: request)
@@ -43,18 +33,16 @@ struct CardRoutes<Renderer: CardRendering> {
     return response(card, headers: headers)
   }
 
-  /// `/cards/{quote}.{ext}?picture=&preset=&v=`: a stable card, immutable when `v` is the current
-  /// content version; without it (or with an old one) cacheable for minutes, then revalidated.
-  func stable(_ request: Request, file: String) async throws -> Response {
-    let parts = file.split(separator: ".", omittingEmptySubsequences: false)
-    guard parts.count == 2, let index = Int(parts[0]), String(index) == parts[0] else {
-      throw ServiceError(.notFound, "no such card: use /cards/{quote}.png, .jpg or .webp")
+  /// `/cards/{quote}.{format}?picture=&preset=&v=` (or `/cards/{quote}`): a stable card, immutable
+  /// when `v` is the current content version; without it (or with an old one) cacheable for
+  /// minutes, then revalidated.
+  func stable(_ request: Request, _ query: QueryParameters, quote: String, pathFormat: String?) async throws
+    -> Response
+  {
+    guard let index = Int(quote), String(index) == quote else {
+      throw ServiceError(.notFound, parameter: "quote", "no such card: use /cards/{quote}.png, .jpg, .jpeg or .webp")
     }
-    guard ["png", "jpg", "webp"].contains(parts[1]) else {
-      throw ServiceError(.notFound, "no such card format: use .png, .jpg or .webp")
-    }
-    let query = try QueryParameters(raw: request.uri.query.map { Substring($0) } ?? "")
-    let options = try CardOptions(query: query, pathFormat: String(parts[1]))
+    let options = try CardOptions(query: query, pathFormat: pathFormat, accept: request.headers[.accept])
     guard service.catalog.quotes.indices.contains(index) else {
       throw ServiceError.from(.quoteIndexOutOfRange(index: index, count: service.catalog.quotes.count))
     }
@@ -62,9 +50,12 @@ struct CardRoutes<Renderer: CardRendering> {
     let key = catalogKey(quote: index, picture: picture, options: options)
     let etag = service.etag(for: key)
     let cacheControl = service.links.cacheControl(forVersion: query["v"])
-    if let notModified = notModified(request, etag: etag, cacheControl: cacheControl) { return notModified }
+    if var notModified = notModified(request, etag: etag, cacheControl: cacheControl) {
+      if options.negotiated { notModified.headers[.vary] = "Accept" }
+      return notModified
+    }
     let (card, _) = try await catalogCard(quote: index, picture: picture, options: options)
-    var headers = cardHeaders(card)
+    var headers = cardHeaders(card, options: options)
     headers[.cacheControl] = cacheControl
     headers[.eTag] = etag
     headers[.contentLocation] = service.links.absolute(
@@ -73,10 +64,10 @@ struct CardRoutes<Renderer: CardRendering> {
   }
 
   /// `/card.png?text=&author=`: any text, within ``InnerPeace/Limits``.
-  func custom(_ request: Request, pathFormat: String) async throws -> Response {
-    let query = try QueryParameters(raw: request.uri.query.map { Substring($0) } ?? "")
+  func custom(_ request: Request, _ query: QueryParameters, pathFormat: String?) async throws -> Response {
     // Here `author` is the author's name, not the on/off switch of the other endpoints.
-    let options = try CardOptions(query: query, pathFormat: pathFormat, authorIsSwitch: false)
+    let options = try CardOptions(
+      query: query, pathFormat: pathFormat, accept: request.headers[.accept], authorIsSwitch: false)
     guard let text = query["text"] else { throw ServiceError.badParameter("text", "text is required") }
     guard text.count <= Limits.maximumTextCharacters, text.utf8.count <= Limits.maximumTextBytes else {
       throw ServiceError(
@@ -86,18 +77,12 @@ struct CardRoutes<Renderer: CardRendering> {
     }
     let author = query["author"] ?? ""
     let picture = try pictureParameter(query)
-    let straightQuotes: Bool
-    switch query["straightQuotes"] {
-    case nil, "false", "0", "no": straightQuotes = false
-    case "true", "1", "yes": straightQuotes = true
-    case let other?:
-      throw ServiceError.badParameter("straightQuotes", "straightQuotes is true or false, not '\(other)'")
-    }
+    let straightQuotes = try CardOptions.boolean(query, "straightQuotes") ?? false
     let seed: UInt64 = picture == nil ? UInt64(truncatingIfNeeded: StableHash.of(text)) : 0
     let cardRequest = CardRequest(
       preset: options.preset, quote: .text(text, author: author), picture: picture.map { .named($0) } ?? .random,
       seed: seed, format: options.format, showsAuthor: options.showsAuthor, alignment: options.alignment,
-      typographicPunctuation: !straightQuotes)
+      typographicPunctuation: !straightQuotes, quality: options.quality)
     // Percent-encoded parts cannot contain the separator, so different texts never share a key.
     let key =
       "text|\(options.key)|\(straightQuotes ? "straight" : "typographic")|\(picture ?? "-")|\(percentEncoded(author))|\(percentEncoded(text))"
@@ -105,25 +90,28 @@ struct CardRoutes<Renderer: CardRendering> {
     let cacheControl = "public, max-age=86400"
     if let notModified = notModified(request, etag: etag, cacheControl: cacheControl) { return notModified }
     let card = try await service.card(for: cardRequest, key: key)
-    var headers = cardHeaders(card)
+    var headers = cardHeaders(card, options: options)
     headers[.cacheControl] = cacheControl
     headers[.eTag] = etag
     return response(card, headers: headers)
   }
 
-  /// `/today.png`: the quote of the day, the same for everyone on a date in the configured time
-  /// zone, cacheable until that midnight (never past it: the date is read per request).
-  func today(_ request: Request, pathFormat: String) async throws -> Response {
-    let query = try QueryParameters(raw: request.uri.query.map { Substring($0) } ?? "")
-    let options = try CardOptions(query: query, pathFormat: pathFormat)
+  /// `/today.png` (or `/today`): the quote of the day, the same for everyone on a date in the
+  /// configured time zone, cacheable until that midnight (never past it: the date is read per
+  /// request).
+  func today(_ request: Request, _ query: QueryParameters, pathFormat: String?) async throws -> Response {
+    let options = try CardOptions(query: query, pathFormat: pathFormat, accept: request.headers[.accept])
     let now = service.configuration.now()
     let day = DailyQuote(at: now, timeZone: service.configuration.timeZone, catalog: service.catalog)
     let etag = service.etag(
       for: "\(day.date)|\(catalogKey(quote: day.quoteIndex, picture: day.picture, options: options))")
     let cacheControl = "public, max-age=\(day.secondsUntilEnd(from: now))"
-    if let notModified = notModified(request, etag: etag, cacheControl: cacheControl) { return notModified }
+    if var notModified = notModified(request, etag: etag, cacheControl: cacheControl) {
+      if options.negotiated { notModified.headers[.vary] = "Accept" }
+      return notModified
+    }
     let (card, _) = try await catalogCard(quote: day.quoteIndex, picture: day.picture, options: options)
-    var headers = cardHeaders(card)
+    var headers = cardHeaders(card, options: options)
     headers[.cacheControl] = cacheControl
     headers[.eTag] = etag
     headers[.contentLocation] = service.links.absolute(
@@ -148,7 +136,7 @@ struct CardRoutes<Renderer: CardRendering> {
     let key = catalogKey(quote: quote, picture: picture, options: options)
     let request = CardRequest(
       preset: options.preset, quote: .index(quote), picture: .named(picture), seed: 0, format: options.format,
-      showsAuthor: options.showsAuthor, alignment: options.alignment)
+      showsAuthor: options.showsAuthor, alignment: options.alignment, quality: options.quality)
     return (try await service.card(for: request, key: key), key)
   }
 
@@ -165,8 +153,10 @@ struct CardRoutes<Renderer: CardRendering> {
     return Response(status: .notModified, headers: [.eTag: etag, .cacheControl: cacheControl])
   }
 
-  private func cardHeaders(_ card: ServedCard) -> HTTPFields {
+  private func cardHeaders(_ card: ServedCard, options: CardOptions) -> HTTPFields {
     var headers: HTTPFields = [:]
+    // The same URL answers other formats to other Accept headers.
+    if options.negotiated { headers[.vary] = "Accept" }
     headers[.contentType] = card.format.mediaType
     headers[.contentLength] = String(card.byteCount)
     if let index = card.quoteIndex { headers[.quoteIndex] = String(index) }
@@ -183,20 +173,37 @@ struct CardRoutes<Renderer: CardRendering> {
   }
 }
 
-/// The card options every image endpoint takes: preset (or w and h), format, align, author.
+/// The card options every image endpoint takes: preset (or w and h), format, align, author,
+/// quality. Parsed strictly: every value is one the OpenAPI document allows, or a 400 naming it.
 struct CardOptions {
   var preset: Preset = .og
   var format: ImageFormat = .png
   var alignment: TextAlignment = .natural
   var showsAuthor = true
+  /// JPEG or WebP quality, 1...100; `nil` is the encoder's default (90).
+  var quality: Int? = nil
+  /// Whether the format was chosen from `Accept` (the response then varies by it).
+  var negotiated = false
+
+  /// The range `quality` takes.
+  static let qualityRange = 1...100
 
   /// The defaults: og, PNG, natural alignment, with the author.
   init() {}
 
   /// The part of a cache key these options decide.
-  var key: String { "\(preset)|\(format.rawValue)|\(alignment.rawValue)|\(showsAuthor)" }
+  var key: String {
+    "\(preset)|\(format.rawValue)|\(alignment.rawValue)|\(showsAuthor)|\(quality.map(String.init) ?? "-")"
+  }
 
-  init(query: QueryParameters, pathFormat: String, authorIsSwitch: Bool = true) throws(ServiceError) {
+  /// - Parameters:
+  ///   - pathFormat: the path's extension, or `nil` for a URL without one (the format then comes
+  ///     from `format=`, or else from `accept`).
+  ///   - authorIsSwitch: whether `author` is the true/false switch (not on `/card`, where it is
+  ///     the author's name).
+  init(query: QueryParameters, pathFormat: String?, accept: String?, authorIsSwitch: Bool = true)
+    throws(ServiceError)
+  {
     let width = query["w"]
     let height = query["h"]
     if width != nil || height != nil {
@@ -206,45 +213,116 @@ struct CardOptions {
       guard let width, let height else {
         throw .badParameter(width == nil ? "w" : "h", "w and h go together")
       }
+      var sides: [Int] = []
       for (name, value) in [("w", width), ("h", height)] {
-        guard let number = Int(value) else { throw .badParameter(name, "\(name) must be a whole number of pixels") }
+        guard let number = Self.wholeNumber(value) else {
+          throw .badParameter(name, "\(name) must be a whole number of pixels")
+        }
         guard (Limits.minimumSide...Limits.maximumSide).contains(number) else {
           throw .badParameter(name, "\(name) must be from \(Limits.minimumSide) to \(Limits.maximumSide) pixels")
         }
+        sides.append(number)
       }
       do {
-        preset = .custom(try CanvasSize(width: Int(width)!, height: Int(height)!))
+        preset = .custom(try CanvasSize(width: sides[0], height: sides[1]))
       } catch {
         throw .badParameter("w", error.description)
       }
     } else if let name = query["preset"] {
-      do {
-        preset = try Preset(parsing: name)
-      } catch {
-        throw .badParameter("preset", error.description)
-      }
+      preset = try Self.preset(name)
     }
-    let pathFormat = try! ImageFormat(parsing: pathFormat)
-    if let name = query["format"] {
-      guard let chosen = try? ImageFormat(parsing: name) else {
-        throw .badParameter("format", "unknown format '\(name)': use png, jpeg or webp")
+    let qualityText = query["quality"]
+    if let qualityText {
+      guard let value = Self.wholeNumber(qualityText), Self.qualityRange.contains(value) else {
+        throw .badParameter(
+          "quality",
+          "quality must be a whole number from \(Self.qualityRange.lowerBound) to \(Self.qualityRange.upperBound)")
       }
-      guard chosen == pathFormat || pathFormat == .png else {
-        throw .badParameter("format", "format=\(name) contradicts the .\(pathFormat.fileExtension) in the path")
+      quality = value
+    }
+    let named = try query["format"].map { name throws(ServiceError) in
+      guard Routes.pathFormats.contains(name) else {
+        throw .badParameter("format", "unknown format '\(name)': use png, jpg, jpeg or webp")
+      }
+      return try! ImageFormat(parsing: name)
+    }
+    if let pathFormat {
+      let fromPath = try! ImageFormat(parsing: pathFormat)
+      if let named, named != fromPath {
+        throw .badParameter(
+          "format", "format=\(query["format"]!) contradicts the .\(pathFormat) in the path; leave format out")
+      }
+      format = fromPath
+    } else if let named {
+      format = named
+    } else {
+      // quality asks for a lossy format: PNG is then not a candidate.
+      let candidates: [ImageFormat] = quality == nil ? ImageFormat.allCases : [.jpeg, .webp]
+      guard let chosen = FormatNegotiation.choose(accept: accept, among: candidates) else {
+        throw ServiceError(
+          .notAcceptable,
+          "Accept admits none of \(candidates.map(\.mediaType).joined(separator: ", ")); or use .png, .jpg or .webp")
       }
       format = chosen
-    } else {
-      format = pathFormat
+      negotiated = true
+    }
+    if quality != nil && format == .png {
+      throw .badParameter("quality", "quality applies to jpeg and webp; a png is lossless")
     }
     switch query["align"] {
     case nil, "natural": alignment = .natural
-    case "center", "centre": alignment = .center
+    case "center": alignment = .center
     case let other?: throw .badParameter("align", "unknown alignment '\(other)': use natural or center")
     }
     if authorIsSwitch {
-      switch query["author"] {
-      case "false", "0", "no": showsAuthor = false
-      default: showsAuthor = true
+      showsAuthor = try Self.boolean(query, "author") ?? true
+    }
+  }
+
+  /// A boolean parameter: `true` or `false`, nothing else (`nil` when absent).
+  /// - Throws: ``ServiceError`` (400) naming the parameter for any other value.
+  static func boolean(_ query: QueryParameters, _ name: String) throws(ServiceError) -> Bool? {
+    switch query[name] {
+    case nil: nil
+    case "true": true
+    case "false": false
+    case let other?: throw .badParameter(name, "\(name) is true or false, not '\(other)'")
+    }
+  }
+
+  /// Whether `text` is a plain decimal: digits only (no sign, no spaces), no leading zero.
+  static func isWholeNumber(_ text: String) -> Bool {
+    !text.isEmpty && text.utf8.allSatisfy { (0x30...0x39).contains($0) } && (text == "0" || !text.hasPrefix("0"))
+  }
+
+  /// A plain decimal's value (``isWholeNumber(_:)``), `Int.max` when it is larger.
+  static func wholeNumber(_ text: String) -> Int? {
+    guard isWholeNumber(text) else { return nil }
+    return Int(text) ?? Int.max
+  }
+
+  /// `classic`, `og`, `square`, `story`, or `WxH` (decimal sides within the limits, a lowercase x).
+  static func preset(_ name: String) throws(ServiceError) -> Preset {
+    switch name {
+    case "classic": return .classic
+    case "og": return .og
+    case "square": return .square
+    case "story": return .story
+    default:
+      let sides = name.split(separator: "x", omittingEmptySubsequences: false).map { wholeNumber(String($0)) }
+      guard sides.count == 2, let width = sides[0], let height = sides[1] else {
+        throw .badParameter(
+          "preset", "unknown preset '\(name)': use classic, og, square, story or WxH (200x200 to 4096x4096)")
+      }
+      guard (Limits.minimumSide...Limits.maximumSide).contains(width),
+        (Limits.minimumSide...Limits.maximumSide).contains(height)
+      else {
+        throw .badParameter("preset", "a side must be from \(Limits.minimumSide) to \(Limits.maximumSide) pixels")
+      }
+      do {
+        return .custom(try CanvasSize(width: width, height: height))
+      } catch {
+        throw .badParameter("preset", error.description)
       }
     }
   }

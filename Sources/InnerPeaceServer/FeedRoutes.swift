@@ -15,11 +15,6 @@ struct FeedRoutes<Renderer: CardRendering> {
   /// Entries in the Atom feed: today and the days before it.
   static var feedDays: Int { 7 }
 
-  func add(to router: Router<BasicRequestContext>) {
-    router.get("/calendar.ics") { request, _ in try calendar(request) }
-    router.get("/feed.xml") { request, _ in try feed(request) }
-  }
-
   /// The next ``calendarDays`` days' reminders at `--reminder-hour`, today's included, each
   /// day's quote of the day, with UIDs from the date alone (``DailySchedule/uid(date:)``).
   func calendar(_ request: Request) throws -> Response {

@@ -3,36 +3,48 @@ import HTTPTypes
 import Hummingbird
 import InnerPeace
 
-/// JSON about the catalog, health, metrics, the API description and the page.
+/// JSON about the catalog, health, metrics, the API description and the page. The router
+/// registers them from ``Routes/all``.
 struct InfoRoutes<Renderer: CardRendering> {
   let service: CardService<Renderer>
 
-  func add(to router: Router<BasicRequestContext>) {
-    router.get("/quotes") { request, _ in
-      try json(service.catalog.quotes.indices.map { quoteObject($0, request: request) })
+  /// `/quotes`
+  func quotes(_ request: Request) throws -> Response {
+    try json(service.catalog.quotes.indices.map { quoteObject($0, request: request) })
+  }
+
+  /// `/quotes/{index}`
+  func quote(_ text: String, _ request: Request) throws -> Response {
+    guard let index = Int(text), String(index) == text, service.catalog.quotes.indices.contains(index) else {
+      throw ServiceError(
+        .notFound, parameter: "index", "no quote '\(text)': the catalog has \(service.catalog.quotes.count)")
     }
-    router.get("/quotes/:index") { request, context in
-      let text = context.parameters.get("index") ?? ""
-      guard let index = Int(text), String(index) == text, service.catalog.quotes.indices.contains(index) else {
-        throw ServiceError(
-          .notFound, parameter: "index", "no quote '\(text)': the catalog has \(service.catalog.quotes.count)")
-      }
-      return try json(quoteObject(index, request: request))
+    return try json(quoteObject(index, request: request))
+  }
+
+  /// `/healthz`
+  func health() throws -> Response {
+    try json(["status": "ok", "quotes": service.catalog.quotes.count, "pictures": service.catalog.pictures.count])
+  }
+
+  /// `/metrics`
+  func metrics() -> Response {
+    Response(
+      status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
+      body: .init(byteBuffer: ByteBuffer(bytes: service.metrics.exposition())))
+  }
+
+  /// `/openapi.yaml`: the resource file `Resources/openapi.yaml`.
+  func openAPI() throws -> Response {
+    guard let yaml = OpenAPIDocument.yaml else {
+      throw ServiceError(.internalServerError, "the API description is not installed")
     }
-    router.get("/healthz") { _, _ in
-      try json(["status": "ok", "quotes": service.catalog.quotes.count, "pictures": service.catalog.pictures.count])
-    }
-    router.get("/metrics") { _, _ in
-      Response(
-        status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
-        body: .init(byteBuffer: ByteBuffer(bytes: service.metrics.exposition())))
-    }
-    router.get("/openapi.yaml") { _, _ in
-      text(OpenAPIDocument.yaml, type: "application/yaml; charset=utf-8", cacheControl: "public, max-age=3600")
-    }
-    router.get("/") { _, _ in
-      text(WebPage.html, type: "text/html; charset=utf-8", cacheControl: "no-cache")
-    }
+    return text(yaml, type: "application/yaml; charset=utf-8", cacheControl: "public, max-age=3600")
+  }
+
+  /// `/`
+  func page() -> Response {
+    text(WebPage.html, type: "text/html; charset=utf-8", cacheControl: "no-cache")
   }
 
   /// One quote as the API describes it: index, text, author, share message and the absolute,

@@ -16,4 +16,10 @@ struct QueryParameters: Sendable {
   }
 
   subscript(name: String) -> String? { query[name] }
+
+  /// Every parameter name the query gives.
+  var names: Dictionary<String, String>.Keys { query.values.keys }
+
+  /// The first name the query gives more than once, if any.
+  var repeatedName: String? { query.repeatedName }
 }

@@ -81,6 +81,7 @@ enum WorkerWire {
     writer.string(request.alignment.rawValue)
     writer.bool(request.transparent)
     writer.bool(request.typographicPunctuation)
+    writer.int(request.quality ?? 0)
     return writer.bytes
   }
 
@@ -108,10 +109,12 @@ enum WorkerWire {
     guard let alignment = TextAlignment(rawValue: try reader.string()) else { throw WireError("bad alignment") }
     let transparent = try reader.bool()
     let typographicPunctuation = try reader.bool()
+    let quality = try reader.int()
     try reader.expectEnd()
     return CardRequest(
       preset: preset, quote: quote, picture: picture, seed: seed, format: format, showsAuthor: showsAuthor,
-      alignment: alignment, transparent: transparent, typographicPunctuation: typographicPunctuation)
+      alignment: alignment, transparent: transparent, typographicPunctuation: typographicPunctuation,
+      quality: quality == 0 ? nil : quality)
   }
 
   // MARK: Cards

@@ -54,11 +54,11 @@ import Testing
     }
   }
 
-  /// `format=` on the .png path picks the format (and the Content-Location's extension);
+  /// `format=` on a URL without an extension picks the format (and the Content-Location's extension);
   /// `align=center` and `author=false` survive into the Content-Location, which serves the same card.
   @Test func randomOptionsTravelToContentLocation() async throws {
     try await withRouter { client, _ in
-      let webp = try await client.get("/random.png?seed=3&w=240&h=200&format=webp&align=center&author=false")
+      let webp = try await client.get("/random?seed=3&w=240&h=200&format=webp&align=center&author=false")
       expectCard(webp, format: "webp", size: (240, 200))
       let location = try #require(webp.header("Content-Location"))
       #expect(path(of: location).hasPrefix("/cards/") && path(of: location).hasSuffix(".webp"), "\(location)")
@@ -153,7 +153,7 @@ import Testing
   /// Unknown quote, non-numeric quote, unknown or path-like picture, unknown extension: 404 JSON.
   @Test(arguments: [
     "/cards/99999.png", "/cards/-1.png", "/cards/abc.png", "/cards/1e3.png", "/cards/+3.png",
-    "/cards/03.png", "/cards/3.gif", "/cards/3.jpeg", "/cards/3", "/cards/3.png.png", "/cards/.png",
+    "/cards/03.png", "/cards/3.gif", "/cards/3.JPEG", "/cards/03", "/cards/3.png.png", "/cards/.png",
     "/cards/3.png?picture=nope.jpg", "/cards/3.png?picture=..%2Fx", "/cards/3.png?picture=../x",
     "/cards/3.png?picture=..%2F..%2F..%2Fetc%2Fpasswd", "/cards/3.png?picture=%2Fetc%2Fpasswd",
     "/cards/3.png?picture=", "/cards/3.png?picture=.", "/cards/3.png?picture=..",

@@ -59,11 +59,12 @@ import Testing
 
   @Test func badSeedAndContradictingFormatAre400() async throws {
     try await withRouter { client, _ in
-      for seed in ["-1", "abc", "1.5", "", "18446744073709551616", "0x10", "%FF"] {
+      for seed in ["-1", "abc", "1.5", "", "18446744073709551616", "0x10", "%FF", "+1", "%201"] {
         expectError(try await client.get("/random.png?seed=\(seed)"), status: 400, parameter: "seed")
       }
       for uri in [
         "/random.jpg?format=png", "/random.webp?format=jpeg", "/cards/0.jpg?format=webp", "/today.webp?format=png",
+        "/random.png?format=jpeg", "/cards/3.jpeg?format=png", "/today.png?format=webp", "/card.png?text=hi&format=jpg",
       ] {
         expectError(try await client.get(uri), status: 400, parameter: "format")
       }
@@ -126,11 +127,11 @@ import Testing
     }
   }
 
-  /// Unknown paths are 404 for GET and for POST alike. (POST on `/quotes/3/x` or
-  /// `/cards/0.png/x` is a 405 today: `knownGETPath` accepts any path under /quotes/ or /cards/,
-  /// so the 405 claims GET would work where GET is a 404.)
+  /// Unknown paths are 404 for GET and for POST alike: the 405 is only for a path some route of
+  /// the route table matches (`/cards/0.png/x` and `/quotes/3/x` match none).
   @Test(arguments: [
-    "/nope", "/random", "/random.gif", "/random.jpeg", "/random.png/x", "/card.gif", "/today.jpeg", "/cards",
+    "/nope", "/random.gif", "/random.png/x", "/card.gif", "/card", "/today.tiff", "/cards", "/cards/x.png",
+    "/cards/0.PNG", "/random.",
     "/quotes/3/x", "/cards/0.png/x", "/healthz/x", "/openapi.json", "/index.html", "/..%2F..%2Fetc%2Fpasswd",
     "/Resources/quotes.json",
     "/Fonts", "/.build", "/random.png%00",

@@ -3,8 +3,9 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import InnerPeace
-import InnerPeaceServer
 import Testing
+
+@testable import InnerPeaceServer
 
 /// The JSON, text and HTML endpoints: /quotes, /healthz, /metrics, /openapi.yaml, /.
 @Suite struct InfoTests {
@@ -134,14 +135,8 @@ import Testing
 
   // MARK: OpenAPI
 
-  /// Every route the router serves, as an example request path (templated paths filled in).
-  static let servedExamples: [String] = {
-    var paths = ["/", "/quotes", "/quotes/0", "/healthz", "/metrics", "/openapi.yaml"]
-    for stem in ["/random", "/card", "/today", "/cards/0"] {
-      for ext in ["png", "jpg", "webp"] { paths.append("\(stem).\(ext)") }
-    }
-    return paths
-  }()
+  /// Every route the router serves, as an example request path: the route table's examples.
+  static let servedExamples: [String] = Routes.all.map { path(of: $0.example) }
 
   /// The path keys under `paths:`: lines `  /path:`.
   static func documentedPaths(_ yaml: String) -> [String] {

@@ -65,11 +65,14 @@ public struct CardRequest: Hashable, Sendable {
   /// and ellipses (`it's` becomes `it’s`, `"…"` becomes `“…”`, `--` an em dash, `...` an
   /// ellipsis). Catalog quotes are always drawn as written.
   public var typographicPunctuation: Bool
+  /// JPEG or WebP quality, 1 (smallest) to 100; `nil` is the encoder's default
+  /// (``ImageEncoding``: 90 for both). PNG is lossless and ignores it.
+  public var quality: Int?
 
   public init(
     preset: Preset = .og, quote: QuoteChoice = .random, picture: PictureChoice = .random, seed: UInt64,
     format: ImageFormat = .png, showsAuthor: Bool = true, alignment: TextAlignment = .natural,
-    transparent: Bool = false, typographicPunctuation: Bool = true
+    transparent: Bool = false, typographicPunctuation: Bool = true, quality: Int? = nil
   ) {
     self.preset = preset
     self.quote = quote
@@ -80,5 +83,6 @@ public struct CardRequest: Hashable, Sendable {
     self.alignment = alignment
     self.transparent = transparent
     self.typographicPunctuation = typographicPunctuation
+    self.quality = quality
   }
 }

@@ -16,12 +16,17 @@ enum ImageEncoding {
 
   /// Encodes the surface's pixels. PNG and WebP reuse the surface's memory for their packed rows,
   /// so the surface is spent: its pixels are not the card's afterwards.
-  static func encode(_ surface: ImageSurface, as format: ImageFormat) throws(InnerPeaceError) -> [UInt8] {
+  /// - Parameter quality: JPEG or WebP quality, clamped to 1...100; `nil` for the defaults above.
+  ///   PNG ignores it.
+  static func encode(_ surface: ImageSurface, as format: ImageFormat, quality: Int? = nil) throws(InnerPeaceError)
+    -> [UInt8]
+  {
     surface.flush()
+    let quality = quality.map { min(max($0, 1), 100) }
     switch format {
     case .png: return try png(surface)
-    case .jpeg: return try jpeg(surface)
-    case .webp: return try webp(surface)
+    case .jpeg: return try jpeg(surface, quality: quality.map(Int32.init) ?? jpegQuality)
+    case .webp: return try webp(surface, quality: quality.map(Float.init) ?? webpQuality)
     }
   }
 
@@ -134,7 +139,7 @@ enum ImageEncoding {
 
   // MARK: JPEG
 
-  private static func jpeg(_ surface: ImageSurface) throws(InnerPeaceError) -> [UInt8] {
+  private static func jpeg(_ surface: ImageSurface, quality: Int32) throws(InnerPeaceError) -> [UInt8] {
     guard !hasAlpha(surface) else {
       throw .optionsConflict(reason: "JPEG has no alpha channel: use png or webp for a transparent card")
     }
@@ -144,7 +149,7 @@ enum ImageEncoding {
     var size: UInt = 0
     let status = tjCompress2(
       handle, surface.data, Int32(surface.width), Int32(surface.stride), Int32(surface.height),
-      Int32(TJPF_BGRX.rawValue), &output, &size, Int32(TJSAMP_420.rawValue), jpegQuality, 0)
+      Int32(TJPF_BGRX.rawValue), &output, &size, Int32(TJSAMP_420.rawValue), quality, 0)
     defer { if let output { tjFree(output) } }
     guard status == 0, let output else {
       throw .renderFailed(reason: "JPEG encoding failed: \(String(cString: tjGetErrorStr2(handle)))")
@@ -154,7 +159,7 @@ enum ImageEncoding {
 
   // MARK: WebP
 
-  private static func webp(_ surface: ImageSurface) throws(InnerPeaceError) -> [UInt8] {
+  private static func webp(_ surface: ImageSurface, quality: Float) throws(InnerPeaceError) -> [UInt8] {
     let alpha = hasAlpha(surface)
     let channels = alpha ? 4 : 3
     let width = surface.width
@@ -173,7 +178,7 @@ enum ImageEncoding {
     // simple API's method 4, for files about 2 % larger (BENCHMARKS.md).
     var config = WebPConfig()
     guard WebPConfigInit(&config) != 0 else { throw .renderFailed(reason: "libwebp version mismatch") }
-    config.quality = webpQuality
+    config.quality = quality
     config.method = webpMethod
     var picture = WebPPicture()
     guard WebPPictureInit(&picture) != 0 else { throw .renderFailed(reason: "libwebp version mismatch") }

@@ -93,7 +93,7 @@ public final class CardRenderer: Sendable {
       fitted, geometry: geometry, on: canvas, measuresContrast: !request.transparent, timings: &timings, probe: probe)
 
     start = clock.now
-    let bytes = try ImageEncoding.encode(canvas, as: request.format)
+    let bytes = try ImageEncoding.encode(canvas, as: request.format, quality: request.quality)
     timings.encode = seconds(clock.now - start)
 
     return RenderedCard(

@@ -1,0 +1,350 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import InnerPeace
+import Testing
+
+@testable import InnerPeaceServer
+
+/// The route table (`Routes.all`) against the router, the 405 handling and `/openapi.yaml`; the
+/// strict parameters; the `Accept`-chosen formats and `quality`.
+@Suite struct RouteTableTests {
+  // MARK: The document, read without a YAML library
+
+  /// One path item of the OpenAPI document.
+  struct DocumentedPath: Equatable {
+    let path: String
+    var operationId = ""
+    /// The properties of the query object's schema; empty when the path takes no query.
+    var query: Set<String> = []
+    var pathParameters: Set<String> = []
+  }
+
+  /// The path items under `paths:` and, for each, its operationId, path parameters and the
+  /// property names of its query schema (`components/schemas/<Name>/properties`).
+  static func documentedPaths(_ yaml: String) -> [DocumentedPath] {
+    let lines = yaml.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+    var items: [DocumentedPath] = []
+    var querySchemas: [Int: String] = [:]
+    var section = ""
+    var inQueryParameter = false
+    for line in lines {
+      if !line.hasPrefix(" "), line.hasSuffix(":") { section = String(line.dropLast()) }
+      guard section == "paths" else { continue }
+      if let match = line.wholeMatch(of: #/  (/\S*):\s*/#) {
+        items.append(DocumentedPath(path: String(match.1)))
+        inQueryParameter = false
+      } else if let match = line.wholeMatch(of: #/\s+operationId: (\w+)\s*/#), !items.isEmpty {
+        items[items.count - 1].operationId = String(match.1)
+      } else if line.contains("in: query") {
+        inQueryParameter = true
+      } else if inQueryParameter, let match = line.firstMatch(of: #/\$ref: '#/components/schemas/(\w+)'/#) {
+        querySchemas[items.count - 1] = String(match.1)
+        inQueryParameter = false
+      }
+    }
+    for (index, item) in items.enumerated() {
+      for match in item.path.matches(of: #/\{(\w+)\}/#) { items[index].pathParameters.insert(String(match.1)) }
+      if let schema = querySchemas[index] { items[index].query = schemaProperties(yaml, lines: lines, schema: schema) }
+    }
+    return items
+  }
+
+  /// The property names of `components/schemas/<schema>`.
+  static func schemaProperties(_ yaml: String, lines: [String], schema: String) -> Set<String> {
+    guard let start = lines.firstIndex(of: "    \(schema):") else { return [] }
+    var names: Set<String> = []
+    var inProperties = false
+    for line in lines[(start + 1)...] {
+      let indent = line.prefix { $0 == " " }.count
+      if indent <= 4 && !line.isEmpty { break }
+      if indent == 6 { inProperties = line.hasPrefix("      properties:") }
+      if inProperties, indent == 8, let match = line.wholeMatch(of: #/\s+(\w+):.*/#) { names.insert(String(match.1)) }
+    }
+    return names
+  }
+
+  static var document: String {
+    get throws { try #require(OpenAPIDocument.yaml, "Resources/openapi.yaml is not found") }
+  }
+
+  // MARK: Table against document and router
+
+  /// Every route is a documented path with its operationId, path parameters and query
+  /// parameters, and the document has no other path.
+  @Test func documentIsTheRouteTable() throws {
+    let documented = Self.documentedPaths(try Self.document)
+    #expect(documented.map(\.path) == Routes.all.map(\.path), "the document's paths, in the table's order")
+    for route in Routes.all {
+      guard let item = documented.first(where: { $0.path == route.path }) else { continue }
+      #expect(item.operationId == route.operation.rawValue, "\(route.path)")
+      #expect(item.query == route.query ?? [], "\(route.path): documented query \(item.query.sorted())")
+      let pathParameters = Set(route.path.matches(of: #/\{(\w+)\}/#).map { String($0.1) })
+      #expect(item.pathParameters == pathParameters, "\(route.path)")
+    }
+    #expect(Set(Routes.all.map(\.operation)) == Set(Routes.Operation.allCases), "every operation has a route")
+  }
+
+  /// The document reader itself: a schema's properties, a path's operationId and query.
+  @Test func documentReaderReads() {
+    let yaml = """
+      openapi: 3.1.0
+      paths:
+        /a.{format}:
+          get:
+            operationId: aCard
+            parameters:
+              - name: query
+                in: query
+                schema: { $ref: '#/components/schemas/AQuery' }
+        /b:
+          get:
+            operationId: b
+      components:
+        schemas:
+          AQuery:
+            type: object
+            properties:
+              w: { $ref: '#/components/schemas/Side' }
+              text:
+                type: string
+            not: { required: [w] }
+          Side:
+            type: integer
+      """
+    let items = Self.documentedPaths(yaml)
+    #expect(items.map(\.path) == ["/a.{format}", "/b"])
+    #expect(items.first?.operationId == "aCard")
+    #expect(items.first?.query == ["w", "text"])
+    #expect(items.first?.pathParameters == ["format"])
+    #expect(items.last?.query == [])
+  }
+
+  /// Each route's example is served by that route (200), HEAD answers like GET, and another
+  /// method is a 405 with `Allow`.
+  @Test func everyRouteServesItsExample() async throws {
+    try await withRouter(renderer: CannedRenderer(base: try realRenderer())) { client, _ in
+      for route in Routes.all {
+        let (matched, _) = try #require(Routes.route(for: path(of: route.example)), "\(route.example)")
+        #expect(matched.operation == route.operation, "\(route.example) is matched by \(matched.path)")
+        let reply = try await client.get(route.example)
+        #expect(reply.status == 200, "GET \(route.example) → \(reply)")
+        let head = try await client.request(route.example, method: .head)
+        #expect(head.status == 200 && head.body.isEmpty, "HEAD \(route.example) → \(head)")
+        let post = try await client.request(route.example, method: .post)
+        expectError(post, status: 405)
+        #expect(post.header("Allow") == "GET, HEAD", "POST \(route.example)")
+      }
+    }
+  }
+
+  @Test func templatesMatchOnlyWellFormedPaths() {
+    let matches: [(String, Routes.Operation?)] = [
+      ("/random.png", .randomCard), ("/random.jpeg", .randomCard), ("/random", .randomCardNegotiated),
+      ("/random.gif", nil), ("/random.", nil), ("/cards/3.jpeg", .catalogCard), ("/cards/3", .catalogCardNegotiated),
+      ("/cards/3.png/x", nil), ("/cards/x.png", nil), ("/cards/", nil), ("/cards/3.5.png", nil),
+      ("/card.webp", .customCard), ("/card", nil), ("/today", .todayCardNegotiated), ("/quotes/7", .getQuote),
+      ("/quotes/x", nil), ("/", .page), ("//", nil),
+    ]
+    for (path, operation) in matches {
+      #expect(Routes.route(for: path)?.0.operation == operation, "\(path)")
+    }
+    #expect(Routes.all.first { $0.path == "/cards/{quote}.{format}" }?.routerPath == "/cards/{quote}")
+    #expect(Routes.all.first { $0.path == "/random.{format}" }?.routerPath == "/random.{format}")
+    #expect(Routes.all.first { $0.path == "/" }?.routerPath == "/")
+  }
+
+  // MARK: Strict parameters
+
+  /// A parameter a route does not take is a 400 naming it, on every route that checks its query.
+  @Test func unknownParameterIs400NamingIt() async throws {
+    try await withRouter(renderer: CannedRenderer(base: try realRenderer())) { client, _ in
+      for route in Routes.all where route.query != nil {
+        let separator = route.example.contains("?") ? "&" : "?"
+        expectError(try await client.get(route.example + separator + "bogus=1"), status: 400, parameter: "bogus")
+      }
+      // The issue's examples: transparent is no parameter of the service.
+      expectError(try await client.get("/random.png?transparent=true"), status: 400, parameter: "transparent")
+      // The page ignores its query.
+      #expect(try await client.get("/?utm_source=x").status == 200)
+    }
+  }
+
+  @Test func repeatedParameterIs400() async throws {
+    try await withRouter(renderer: CannedRenderer(base: try realRenderer())) { client, _ in
+      expectError(try await client.get("/random.png?seed=1&seed=2"), status: 400, parameter: "seed")
+      expectError(try await client.get("/cards/0.png?preset=og&preset=og"), status: 400, parameter: "preset")
+    }
+  }
+
+  /// `v` and `signature` (and `quality`) are accepted on every image endpoint.
+  @Test func reservedNamesAreAccepted() async throws {
+    try await withRouter(renderer: CannedRenderer(base: try realRenderer())) { client, _ in
+      for route in Routes.all where route.kind == .image || route.kind == .negotiatedImage {
+        let separator = route.example.contains("?") ? "&" : "?"
+        let reply = try await client.get(route.example + separator + "v=0123456789ab&signature=abc")
+        #expect(reply.status == 200, "\(route.example): \(reply)")
+      }
+    }
+  }
+
+  /// Booleans are `true` or `false`; every other spelling is a 400 naming the parameter.
+  @Test func booleansAreTrueOrFalse() async throws {
+    try await withRouter(renderer: CannedRenderer(base: try realRenderer())) { client, _ in
+      for value in ["maybe", "", "FALSE", "True", "no", "yes", "0", "1", "%20false"] {
+        for endpoint in ["/random.png?seed=1&", "/cards/0.png?", "/today.png?", "/today?", "/cards/0?"] {
+          expectError(try await client.get("\(endpoint)author=\(value)"), status: 400, parameter: "author")
+        }
+        expectError(
+          try await client.get("/card.png?text=hi&straightQuotes=\(value)"), status: 400, parameter: "straightQuotes")
+      }
+      for value in ["true", "false"] {
+        #expect(try await client.get("/cards/0.png?author=\(value)").status == 200)
+        #expect(try await client.get("/card.png?text=hi&straightQuotes=\(value)").status == 200)
+      }
+    }
+  }
+
+  /// Numbers are plain decimals: no sign, no leading zeros, no spaces.
+  @Test func numbersAreCanonical() async throws {
+    try await withRouter(renderer: CannedRenderer(base: try realRenderer())) { client, _ in
+      for (query, parameter) in [
+        ("w=+300&h=300", "w"), ("w=0300&h=300", "w"), ("w=300&h=%20300", "h"), ("preset=0300x300", "preset"),
+        ("preset=300X300", "preset"), ("preset=OG", "preset"), ("quality=+50", "quality"), ("seed=01", "seed"),
+      ] {
+        expectError(try await client.get("/random.jpg?\(query)"), status: 400, parameter: parameter)
+      }
+      #expect(try await client.get("/random.jpg?seed=0&preset=300x300").status == 200)
+    }
+  }
+
+  /// `.jpeg` is a path format like `.jpg`, and serves the same JPEG.
+  @Test func jpegExtensionServesTheJPEG() async throws {
+    try await withRouter { client, _ in
+      let jpeg = try await client.get("/cards/3.jpeg?w=240&h=200")
+      expectCard(jpeg, format: "jpeg", size: (240, 200))
+      let jpg = try await client.get("/cards/3.jpg?w=240&h=200")
+      #expect(sameBytes(jpeg, jpg))
+      #expect(try await client.get("/cards/3.jpeg?w=240&h=200&format=jpg").status == 200)
+      #expect(try await client.get("/random.jpeg?seed=1&w=200&h=200").header("Content-Type") == "image/jpeg")
+      #expect(try await client.get("/today.jpeg?w=200&h=200").header("Content-Type") == "image/jpeg")
+    }
+  }
+
+  // MARK: Formats from Accept
+
+  @Test(
+    arguments: [
+      (nil, "png"), ("", "png"), ("*/*", "png"), ("image/*", "png"), ("image/webp", "webp"), ("image/jpeg", "jpeg"),
+      ("image/jpg", "jpeg"), ("image/png", "png"),
+      // Browsers' image requests.
+      ("image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8", "webp"),
+      ("image/avif,image/webp,*/*", "webp"),
+      (
+        "image/webp,image/avif,image/jxl,image/heic,image/heic-sequence,video/*;q=0.8,image/png,image/svg+xml,image/*;q=0.8,*/*;q=0.5",
+        "webp"
+      ),
+      ("image/png;q=0.9, image/jpeg", "jpeg"), ("image/png, image/jpeg", "jpeg"), ("image/png;q=0, */*", "jpeg"),
+      ("image/*;q=0.5, image/png", "png"), ("IMAGE/WEBP", "webp"), ("image/webp;q=0.5, image/png;q=0.6", "png"),
+      ("image/webp ; q=1.0", "webp"), ("*/*;q=0, image/webp;q=0.1", "webp"),
+      ("text/html", nil), ("image/gif", nil), ("*/*;q=0", nil), ("image/*;q=0", nil), ("garbage", nil),
+      ("image/webp;q=abc", nil), ("image/png;q=2", nil), ("*/png", nil),
+    ] as [(String?, String?)])
+  func acceptChoosesTheFormat(accept: String?, expected: String?) {
+    #expect(FormatNegotiation.choose(accept: accept)?.rawValue == expected, "Accept: \(accept ?? "(none)")")
+  }
+
+  @Test func acceptWithQualityChoosesALossyFormat() {
+    let lossy: [ImageFormat] = [.jpeg, .webp]
+    #expect(FormatNegotiation.choose(accept: "*/*", among: lossy) == .jpeg)
+    #expect(FormatNegotiation.choose(accept: "image/webp,*/*;q=0.8", among: lossy) == .webp)
+    #expect(FormatNegotiation.choose(accept: "image/png", among: lossy) == nil)
+  }
+
+  /// `/random`, `/cards/{quote}` and `/today` follow Accept, say so with `Vary: Accept`, and name
+  /// the chosen format's URL; URLs with an extension do not vary.
+  @Test func extensionlessURLsFollowAccept() async throws {
+    try await withRouter { client, _ in
+      for uri in ["/random?seed=4&w=240&h=200", "/cards/2?w=240&h=200", "/today?w=240&h=200"] {
+        for (accept, format) in [("image/webp,*/*", "webp"), ("image/jpeg", "jpeg"), ("*/*", "png"), (nil, "png")] {
+          var headers: HTTPFields = [:]
+          if let accept { headers[.accept] = accept }
+          let reply = try await client.request(uri, headers: headers)
+          expectCard(reply, format: format, size: (240, 200))
+          #expect(reply.header("Vary") == "Accept", "\(uri) Accept: \(accept ?? "-")")
+          let location = try #require(reply.header("Content-Location"), "\(uri)")
+          let fileExtension = format == "jpeg" ? "jpg" : format
+          #expect(path(of: location).hasSuffix(".\(fileExtension)"), "\(uri): \(location)")
+        }
+        let refused = try await client.request(uri, headers: [.accept: "text/html"])
+        expectError(refused, status: 406)
+        // format= chooses instead of Accept.
+        let named = try await client.request(uri + "&format=jpeg", headers: [.accept: "image/webp"])
+        expectCard(named, format: "jpeg", size: (240, 200))
+      }
+      let withExtension = try await client.request("/cards/2.png?w=240&h=200", headers: [.accept: "image/webp"])
+      expectCard(withExtension, format: "png", size: (240, 200))
+      #expect(withExtension.header("Vary") == nil)
+      // The negotiated card and its Content-Location serve the same bytes.
+      let negotiated = try await client.request("/cards/2?w=240&h=200", headers: [.accept: "image/webp"])
+      let stable = try await client.get(try #require(negotiated.header("Content-Location")))
+      #expect(sameBytes(negotiated, stable))
+      // A revalidation of a negotiated URL still says it varies.
+      let etag = try #require(negotiated.header("ETag"))
+      var headers: HTTPFields = [.accept: "image/webp"]
+      headers[.ifNoneMatch] = etag
+      let revalidated = try await client.request("/cards/2?w=240&h=200", headers: headers)
+      #expect(revalidated.status == 304)
+      #expect(revalidated.header("Vary") == "Accept")
+    }
+  }
+
+  // MARK: quality
+
+  @Test func qualityIsAParameterOfJPEGAndWebP() async throws {
+    try await withRouter { client, _ in
+      for format in ["jpg", "webp"] {
+        let base = "/cards/1.\(format)?w=400&h=300"
+        let standard = try await client.get(base)
+        let low = try await client.get(base + "&quality=20")
+        let high = try await client.get(base + "&quality=100")
+        let ninety = try await client.get(base + "&quality=90")
+        let media = format == "jpg" ? "jpeg" : format
+        expectCard(low, format: media, size: (400, 300))
+        expectCard(high, format: media, size: (400, 300))
+        #expect(low.body.count < standard.body.count, "\(format): quality 20 is \(low.body.count) bytes")
+        #expect(high.body.count > standard.body.count, "\(format): quality 100 is \(high.body.count) bytes")
+        #expect(sameBytes(ninety, standard), "\(format): the default quality is 90")
+        #expect(low.header("ETag") != standard.header("ETag"))
+      }
+      for bad in ["0", "101", "abc", "", "50.5", "-1"] {
+        expectError(try await client.get("/cards/1.jpg?quality=\(bad)"), status: 400, parameter: "quality")
+      }
+      for uri in ["/cards/1.png?quality=50", "/random.png?quality=50", "/random?format=png&quality=50"] {
+        expectError(try await client.get(uri), status: 400, parameter: "quality")
+      }
+      // Without an extension, quality makes the choice a lossy format.
+      let lossy = try await client.request("/cards/1?w=240&h=200&quality=50", headers: [.accept: "*/*"])
+      expectCard(lossy, format: "jpeg", size: (240, 200))
+      let location = try #require(lossy.header("Content-Location"))
+      #expect(queryItems(of: location)["quality"] == "50", "\(location)")
+      expectError(
+        try await client.request("/cards/1?quality=50", headers: [.accept: "image/png"]), status: 406)
+      // The random card's stable URL keeps the quality.
+      let random = try await client.get("/random.webp?seed=2&w=240&h=200&quality=40")
+      let randomLocation = try #require(random.header("Content-Location"))
+      #expect(queryItems(of: randomLocation)["quality"] == "40")
+      #expect(sameBytes(try await client.get(randomLocation), random))
+    }
+  }
+
+  /// A render worker process gets the quality too.
+  @Test func workerWireCarriesQuality() throws {
+    for quality in [nil, 1, 37, 100] as [Int?] {
+      let request = CardRequest(preset: .og, quote: .index(2), seed: 0, format: .webp, quality: quality)
+      let decoded = try WorkerWire.decodeRequest(WorkerWire.encode(request))
+      #expect(decoded == request)
+    }
+  }
+}
