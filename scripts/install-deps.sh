@@ -17,9 +17,12 @@ if [ "${1:-}" = "--with-test-tools" ]; then
 fi
 
 # Python test tools from PyPI, pinned, in one virtualenv (.build/pytools) made with the python3 on
-# PATH: schemathesis for the API contract (scripts/api-contract.sh).
+# PATH: schemathesis for the API contract (scripts/api-contract.sh); icalendar and feedparser for the
+# subscribable feeds (Tests/feeds/feeds_test.py).
 PY_TEST_PACKAGES=(
   schemathesis==4.32.5
+  icalendar==7.3.0
+  feedparser==6.0.14
 )
 
 missing=()
