@@ -303,7 +303,11 @@ struct LayoutOracle {
     pango_context_set_round_glyph_positions(context, 0)
 
     let width = Double(geometry.drawBounds.width) - (Double(size) * 0.12).rounded(.up)
+    // Under the renderer's font lock, as every Pango call that can load a font must be.
     func layout(_ string: String, pixels: Double) -> (ink: Block, logical: Block, bounds: Block) {
+      FontLock.withLock { unlockedLayout(string, pixels: pixels) }
+    }
+    func unlockedLayout(_ string: String, pixels: Double) -> (ink: Block, logical: Block, bounds: Block) {
       let layout = pango_layout_new(context)!
       defer { g_object_unref(UnsafeMutableRawPointer(layout)) }
       pango_layout_set_text(layout, string, Int32(string.utf8.count))

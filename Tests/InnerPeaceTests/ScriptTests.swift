@@ -18,6 +18,10 @@ import Testing
 
   /// Each line's logical height, in Pango units at the reference size.
   static func lineHeights(_ layout: TextLayout) -> [Int] {
+    FontLock.withLock { unlockedLineHeights(layout) }
+  }
+
+  private static func unlockedLineHeights(_ layout: TextLayout) -> [Int] {
     var heights: [Int] = []
     guard let iterator = pango_layout_get_iter(layout.handle) else { return heights }
     defer { pango_layout_iter_free(iterator) }
@@ -31,6 +35,10 @@ import Testing
 
   /// The glyph ids of the runs set in the file at `path`.
   static func glyphs(_ layout: TextLayout, inFile path: String) -> [UInt32] {
+    FontLock.withLock { unlockedGlyphs(layout, inFile: path) }
+  }
+
+  private static func unlockedGlyphs(_ layout: TextLayout, inFile path: String) -> [UInt32] {
     var ids: [UInt32] = []
     guard let iterator = pango_layout_get_iter(layout.handle) else { return ids }
     defer { pango_layout_iter_free(iterator) }

@@ -56,7 +56,7 @@ enum FontSetup {
     let current = g_object_get_data(object, pathKey)
     if current == nil || String(cString: current!.assumingMemoryBound(to: CChar.self)) != bundledFontPath {
       g_object_set_data_full(object, pathKey, strdup(bundledFontPath), freeString)
-      if current != nil { pango_fc_font_map_cache_clear(fcFontMap) }
+      if current != nil { FontLock.withLock { pango_fc_font_map_cache_clear(fcFontMap) } }
     }
     return fontMap
   }

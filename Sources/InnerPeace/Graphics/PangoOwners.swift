@@ -54,7 +54,7 @@ final class TextContext {
     pango_context_set_round_glyph_positions(handle, 0)
   }
 
-  deinit { g_object_unref(UnsafeMutableRawPointer(handle)) }
+  deinit { FontLock.withLock { g_object_unref(UnsafeMutableRawPointer(handle)) } }
 }
 
 /// Owns a `PangoFontDescription`.
@@ -127,17 +127,19 @@ final class TextLayout {
   /// Reads the break attributes Pango itself computed for this layout, with no width set (an
   /// unwrapped layout never breaks a line, so it cannot assert).
   static func breaksSafelyInsideWords(_ layout: OpaquePointer) -> Bool {
-    var count: Int32 = 0
-    guard let attributes = pango_layout_get_log_attrs_readonly(layout, &count) else { return true }
-    // The last entry is the end of the text, where both breaks are always allowed.
-    for index in 0..<max(0, Int(count) - 1) {
-      let attribute = attributes[index]
-      if attribute.is_line_break != 0 && attribute.is_char_break == 0 { return false }
+    FontLock.withLock {
+      var count: Int32 = 0
+      guard let attributes = pango_layout_get_log_attrs_readonly(layout, &count) else { return true }
+      // The last entry is the end of the text, where both breaks are always allowed.
+      for index in 0..<max(0, Int(count) - 1) {
+        let attribute = attributes[index]
+        if attribute.is_line_break != 0 && attribute.is_char_break == 0 { return false }
+      }
+      return true
     }
-    return true
   }
 
-  deinit { g_object_unref(UnsafeMutableRawPointer(handle)) }
+  deinit { FontLock.withLock { g_object_unref(UnsafeMutableRawPointer(handle)) } }
 
   /// The size the text is measured and drawn at, in pixels; a size that is not a positive
   /// finite number is taken as one pixel.
@@ -192,7 +194,7 @@ final class TextLayout {
   var extents: (ink: PixelRect, logical: PixelRect) {
     var ink = PangoRectangle()
     var logical = PangoRectangle()
-    pango_layout_get_extents(handle, &ink, &logical)
+    FontLock.withLock { pango_layout_get_extents(handle, &ink, &logical) }
     return (PixelRect(ink).scaled(by: scale), PixelRect(logical).scaled(by: scale))
   }
 
@@ -205,14 +207,16 @@ final class TextLayout {
 
   /// Whether the first paragraph reads right to left.
   var isRightToLeft: Bool {
-    guard let line = pango_layout_get_line_readonly(handle, 0) else { return false }
-    return line.pointee.resolved_dir == PANGO_DIRECTION_RTL.rawValue
+    FontLock.withLock {
+      guard let line = pango_layout_get_line_readonly(handle, 0) else { return false }
+      return line.pointee.resolved_dir == PANGO_DIRECTION_RTL.rawValue
+    }
   }
 
   /// Whether Pango had to ellipsize the text.
-  var isEllipsized: Bool { pango_layout_is_ellipsized(handle) != 0 }
+  var isEllipsized: Bool { FontLock.withLock { pango_layout_is_ellipsized(handle) != 0 } }
 
-  var lineCount: Int { Int(pango_layout_get_line_count(handle)) }
+  var lineCount: Int { FontLock.withLock { Int(pango_layout_get_line_count(handle)) } }
 
   /// Draws the layout at the current size with its top-left corner at (`x`, `y`), in the
   /// context's current source.
@@ -221,12 +225,16 @@ final class TextLayout {
     cairo_translate(context.handle, x, y)
     cairo_scale(context.handle, scale, scale)
     cairo_move_to(context.handle, 0, 0)
-    pango_cairo_show_layout(context.handle, handle)
+    FontLock.withLock { pango_cairo_show_layout(context.handle, handle) }
     cairo_restore(context.handle)
   }
 
   /// The files of the fonts Pango chose for the runs of this layout, in order of use.
   var fontFiles: [String] {
+    FontLock.withLock { unlockedFontFiles }
+  }
+
+  private var unlockedFontFiles: [String] {
     var files: [String] = []
     guard let iterator = pango_layout_get_iter(handle) else { return files }
     defer { pango_layout_iter_free(iterator) }

@@ -294,7 +294,7 @@ extension TextLayout {
   }
 
   /// How many glyphs Pango found no font for (drawn as boxes: tofu).
-  var unknownGlyphCount: Int { Int(pango_layout_get_unknown_glyphs_count(handle)) }
+  var unknownGlyphCount: Int { FontLock.withLock { Int(pango_layout_get_unknown_glyphs_count(handle)) } }
 
   /// A font Pango picked for a run: its file and face index, and whether fontconfig slanted an
   /// upright face (a synthetic oblique: a matrix on the pattern, or an italic request that the
@@ -314,6 +314,10 @@ extension TextLayout {
 
   /// The fonts Pango picked for the runs of this layout, in order of use, each once.
   var pickedFonts: [PickedFont] {
+    FontLock.withLock { unlockedPickedFonts }
+  }
+
+  private var unlockedPickedFonts: [PickedFont] {
     var fonts: [PickedFont] = []
     guard let iterator = pango_layout_get_iter(handle) else { return fonts }
     defer { pango_layout_iter_free(iterator) }

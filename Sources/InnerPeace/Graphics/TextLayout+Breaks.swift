@@ -24,6 +24,10 @@ extension TextLayout {
   /// The break model of this layout's text. Leaves the layout unwrapped (callers set a width
   /// again before measuring).
   func breakModel() -> BreakModel {
+    FontLock.withLock { unlockedBreakModel() }
+  }
+
+  private func unlockedBreakModel() -> BreakModel {
     setUnlimitedWidth()
     let text = self.text
     let scalars = Array(text.unicodeScalars)
@@ -91,6 +95,10 @@ extension TextLayout {
 extension TextLayout {
   /// Where line `index` starts (its logical left edge), in pixels at the current size.
   func lineStart(_ index: Int) -> Double {
+    FontLock.withLock { unlockedLineStart(index) }
+  }
+
+  private func unlockedLineStart(_ index: Int) -> Double {
     guard let iterator = pango_layout_get_iter(handle) else { return 0 }
     defer { pango_layout_iter_free(iterator) }
     var line = 0

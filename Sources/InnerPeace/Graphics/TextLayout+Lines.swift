@@ -8,6 +8,10 @@ extension TextLayout {
   /// chooses) removed and trailing whitespace trimmed. A paragraph break in the text gives a line
   /// of its own; an empty paragraph gives an empty line.
   var lineTexts: [String] {
+    FontLock.withLock { unlockedLineTexts }
+  }
+
+  private var unlockedLineTexts: [String] {
     guard let text = pango_layout_get_text(handle) else { return [] }
     // Pango holds valid UTF-8 (set_text validates it), so this is the text byte for byte.
     let bytes = Array(String(cString: text).utf8)
