@@ -282,6 +282,8 @@ import Testing
         // format= chooses instead of Accept.
         let named = try await client.request(uri + "&format=jpeg", headers: [.accept: "image/webp"])
         expectCard(named, format: "jpeg", size: (240, 200))
+        // The URL then names its format, so the answer does not vary with Accept.
+        #expect(named.header("Vary") == nil, "\(uri)&format=jpeg")
       }
       let withExtension = try await client.request("/cards/2.png?w=240&h=200", headers: [.accept: "image/webp"])
       expectCard(withExtension, format: "png", size: (240, 200))

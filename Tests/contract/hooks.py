@@ -1,9 +1,10 @@
 """Schemathesis hooks for the API contract run (scripts/api-contract.sh).
 
 OpenAPI cannot tie a query parameter to a path parameter, so two rules the document states in
-words are applied here to the cases schemathesis generates as valid: `quality` is a 400 on a PNG
-path, and `format=` must name the path's own format (`jpg` and `jpeg` agree). Generated valid
-cases that break them are left out; invalid ones are all sent, and must be refused.
+words are applied here to the cases schemathesis generates as valid: `quality` is a 400 for a PNG
+(named by the path or by `format=`), and `format=` must name the path's own format (`jpg` and
+`jpeg` agree). Generated valid cases that break them are left out; invalid ones are all sent, and
+must be refused.
 """
 
 import schemathesis
@@ -22,10 +23,13 @@ def filter_case(context, case):
         return True
     path_format = (case.path_parameters or {}).get("format")
     query = case.query or {}
-    if not isinstance(query, dict) or path_format is None:
+    if not isinstance(query, dict):
         return True
-    if path_format == "png" and "quality" in query:
+    # quality with a PNG, named by the path or by format= on an extensionless URL.
+    if "quality" in query and (path_format or str(query.get("format", ""))) == "png":
         return False
+    if path_format is None:
+        return True
     if "format" in query and not same_format(str(query["format"]), path_format):
         return False
     return True
