@@ -136,7 +136,7 @@ let package = Package(
     ),
     .testTarget(
       name: "InnerPeaceCLITests",
-      dependencies: ["InnerPeace"],
+      dependencies: ["InnerPeace", .product(name: "Crypto", package: "swift-crypto")],
       swiftSettings: swiftSettings
     ),
   ]

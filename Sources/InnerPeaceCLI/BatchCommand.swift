@@ -1,4 +1,5 @@
 import ArgumentParser
+import Crypto
 import Foundation
 import InnerPeace
 
@@ -63,15 +64,15 @@ struct BatchCommand: ParsableCommand {
   /// name, size and modification time (reading every photo would slow every start).
   static func fingerprint(_ catalog: Catalog) -> String {
     var hash = SHA256()
-    for quote in catalog.quotes { hash.update(Array("\(quote.text)\u{0}\(quote.author)\u{0}".utf8)) }
+    for quote in catalog.quotes { hash.update(data: Array("\(quote.text)\u{0}\(quote.author)\u{0}".utf8)) }
     for picture in catalog.pictures {
       let path = catalog.directory.appendingPathComponent(picture).path
       let attributes = try? FileManager.default.attributesOfItem(atPath: path)
       let size = (attributes?[.size] as? NSNumber)?.int64Value ?? -1
       let modified = (attributes?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
-      hash.update(Array("\(picture)\u{0}\(size)\u{0}\(modified)\u{0}".utf8))
+      hash.update(data: Array("\(picture)\u{0}\(size)\u{0}\(modified)\u{0}".utf8))
     }
-    return String(hash.finalizeHex().prefix(16))
+    return String(hash.finalize().hex.prefix(16))
   }
 
   func run() throws {

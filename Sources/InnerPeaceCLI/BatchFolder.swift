@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import InnerPeace
 
@@ -98,7 +99,7 @@ struct BatchFolder: Sendable {
     guard let expected = recorded[item.fileName],
       let data = FileManager.default.contents(atPath: url.appendingPathComponent(item.fileName).path)
     else { return nil }
-    let checksum = SHA256.hex(of: [UInt8](data))
+    let checksum = SHA256.hash(data: data).hex
     return checksum == expected ? checksum : nil
   }
 

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import InnerPeace
 import Synchronization
@@ -68,6 +69,9 @@ final class BatchRunner: Sendable {
       thread.stackSize = 8 << 20
       thread.start()
     }
+    // On a terminal the bar shows at once, not only after the first interval (a short batch
+    // would end before it).
+    if progress.isTerminal { progress.report() }
     var finished = 0
     while finished < workers {
       if done.wait(timeout: .now() + progress.interval) == .success {
@@ -105,7 +109,7 @@ final class BatchRunner: Sendable {
           CardRequest(
             preset: item.preset, quote: .index(item.quoteIndex), picture: .named(item.picture), seed: 0,
             format: item.format))
-        let checksum = SHA256.hex(of: card.bytes)
+        let checksum = SHA256.hash(data: card.bytes).hex
         try folder.journal(checksum: checksum, file: item.fileName)
         try folder.write(card.bytes, named: item.fileName)
         record(

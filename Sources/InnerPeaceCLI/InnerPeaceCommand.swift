@@ -11,7 +11,7 @@ struct InnerPeaceCommand: AsyncParsableCommand {
     version: "0.1.0",
     subcommands: [
       RenderCommand.self, ServeCommand.self, BatchCommand.self, QuotesCommand.self, ScheduleCommand.self,
-      RenderWorkerCommand.self,
+      SignCommand.self, RenderWorkerCommand.self,
     ]
   )
 

@@ -74,6 +74,13 @@ struct ServeCommand: AsyncParsableCommand {
     help: "Take the origin from X-Forwarded-Proto and X-Forwarded-Host (only behind a proxy that sets them).")
   var trustForwardedHeaders = false
 
+  @OptionGroup var signingKey: SigningKeyOptions
+
+  @Flag(
+    name: .customLong("sign-all-images"),
+    help: "Answer only signed URLs on every image endpoint, not only /card (needs a signing key).")
+  var signAllImages = false
+
   @Option(name: .customLong("time-zone"), help: "Time zone whose date picks /today.png (e.g. Europe/Paris).")
   var timeZone = "UTC"
 
@@ -135,6 +142,8 @@ struct ServeCommand: AsyncParsableCommand {
     configuration.publicURL = publicURL
     configuration.reminderHour = reminderHour
     configuration.trustsForwardedHeaders = trustForwardedHeaders
+    configuration.urlSigner = try signingKey.signer()
+    configuration.signsAllImages = signAllImages
     guard let zone = TimeZone(identifier: timeZone) else {
       throw CommandLineError.usage("unknown --time-zone '\(timeZone)': use an IANA name such as Europe/Paris")
     }

@@ -16,6 +16,8 @@ struct CardLinks: Sendable {
   let publicURL: String?
   /// Whether `X-Forwarded-Proto` and `X-Forwarded-Host` decide the origin when no public URL is set.
   let trustsForwardedHeaders: Bool
+  /// Signs the card URLs the service hands out, when every image URL must be signed.
+  var imageSigner: URLSigner? = nil
 
   /// The origin absolute URLs start with: the public URL if one is configured, else the scheme
   /// and `Host` of the request (`X-Forwarded-*` only when trusted).
@@ -48,7 +50,7 @@ struct CardLinks: Sendable {
     if !options.showsAuthor { url += "&author=false" }
     if let quality = options.quality { url += "&quality=\(quality)" }
     url += "&v=\(version)"
-    return url
+    return imageSigner?.sign(url) ?? url
   }
 
   /// The HTML page of a catalog quote.

@@ -31,7 +31,8 @@ public final class CardService<Renderer: CardRendering>: Sendable {
     links = CardLinks(
       version: renderer.contentSources.version(),
       publicURL: configuration.publicURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 },
-      trustsForwardedHeaders: configuration.trustsForwardedHeaders)
+      trustsForwardedHeaders: configuration.trustsForwardedHeaders,
+      imageSigner: configuration.signsAllImages ? configuration.urlSigner : nil)
   }
 
   var catalog: Catalog { renderer.catalog }

@@ -193,6 +193,34 @@ enum Routes {
   /// Whether some route serves `path` (with another method, that is a 405, not a 404).
   @Sendable static func matches(_ path: String) -> Bool { route(for: path) != nil }
 
+  /// Whether the route needs a signature under `configuration`: custom text when there is a key,
+  /// every image endpoint when all must be signed.
+  static func needsSignature(_ route: Route, _ configuration: ServerConfiguration) -> Bool {
+    guard configuration.urlSigner != nil else { return false }
+    switch route.kind {
+    case .image, .negotiatedImage: return route.operation == .customCard || configuration.signsAllImages
+    case .json, .text: return false
+    }
+  }
+
+  /// Refuses, before anything is rendered, a request for a route that needs a signature
+  /// (``needsSignature(_:_:)``) without a valid one.
+  /// - Throws: ``ServiceError`` (403) naming `signature`.
+  static func checkSignature(
+    _ query: QueryParameters, rawQuery: Substring, path: String, for route: Route,
+    _ configuration: ServerConfiguration
+  ) throws(ServiceError) {
+    guard needsSignature(route, configuration), let signer = configuration.urlSigner else { return }
+    guard let signature = query["signature"] else {
+      throw ServiceError(.forbidden, parameter: "signature", "this URL must be signed: signature is missing")
+    }
+    guard let parameters = URLSigner.parameters(rawQuery),
+      signer.isValid(signature: signature, path: path, parameters: parameters)
+    else {
+      throw ServiceError(.forbidden, parameter: "signature", "the signature does not match this URL")
+    }
+  }
+
   /// Refuses a query naming a parameter the route does not take, or naming one twice.
   /// - Throws: ``ServiceError`` (400) naming the parameter.
   static func checkQuery(_ query: QueryParameters, for route: Route) throws(ServiceError) {
@@ -234,7 +262,9 @@ struct ServiceRoutes<Renderer: CardRendering> {
         guard let (route, parameters) = Routes.route(for: request.uri.path, among: routes) else {
           throw HTTPError(.notFound)
         }
-        let query = try QueryParameters(raw: request.uri.query.map { Substring($0) } ?? "")
+        let rawQuery = request.uri.query.map { Substring($0) } ?? ""
+        let query = try QueryParameters(raw: rawQuery)
+        try Routes.checkSignature(query, rawQuery: rawQuery, path: request.uri.path, for: route, service.configuration)
         try Routes.checkQuery(query, for: route)
         let format = parameters["format"]
         switch route.operation {
@@ -248,7 +278,12 @@ struct ServiceRoutes<Renderer: CardRendering> {
         case .health: return try info.health()
         case .metrics: return info.metrics()
         case .openAPI: return try info.openAPI()
-        case .page: return info.page()
+        case .page:
+          // The page asks for cards of any size: it cannot sign them.
+          guard !service.configuration.signsAllImages else {
+            throw ServiceError(.notFound, "no page: this server answers signed image URLs only")
+          }
+          return info.page()
         case .calendar: return try feeds.calendar(request)
         case .feed: return try feeds.feed(request)
         }

@@ -23,6 +23,12 @@ public struct ServerConfiguration: Sendable {
   /// Whether `X-Forwarded-Proto` and `X-Forwarded-Host` decide the origin (when `publicURL` is
   /// `nil`): only behind a proxy that sets them, since a client can send anything.
   public var trustsForwardedHeaders = false
+  /// Signs and checks image URLs (``URLSigner``); with one, `/card.{format}` answers only signed
+  /// URLs.
+  public var urlSigner: URLSigner?
+  /// Whether every image endpoint, not only custom text, answers only signed URLs (needs
+  /// ``urlSigner``).
+  public var signsAllImages = false
   /// Close a connection that has been idle this long, in seconds.
   public var idleTimeoutSeconds: Int = 30
   /// Seconds a 503 asks the client to wait.
@@ -96,6 +102,9 @@ public struct ServerConfiguration: Sendable {
     }
     if let publicURL { try Self.checkPublicURL(publicURL) }
     guard (0...23).contains(reminderHour) else { throw .init("--reminder-hour \(reminderHour) must be 0 to 23") }
+    guard !signsAllImages || urlSigner != nil else {
+      throw .init("--sign-all-images needs a key: --signing-key-file or INNERPEACE_SIGNING_KEY")
+    }
   }
 }
 

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import InnerPeace
 import Testing
@@ -213,7 +214,8 @@ enum BatchFolderReader {
       #expect(entry["missingGlyphs"] as? Int == 0, "\(file) missingGlyphs", sourceLocation: sourceLocation)
       let bytes = try Self.bytes(folder.appendingPathComponent(file))
       #expect(
-        entry["sha256"] as? String == SHA256.hex(of: bytes), "\(file): the sha256 is not the file's",
+        entry["sha256"] as? String == SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined(),
+        "\(file): the sha256 is not the file's",
         sourceLocation: sourceLocation)
       #expect(
         ImageFileCheck.isComplete(bytes, format: item.format), "\(file) is not whole", sourceLocation: sourceLocation)

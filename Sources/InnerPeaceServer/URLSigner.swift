@@ -1,0 +1,139 @@
+import Crypto
+import Foundation
+import InnerPeaceQuery
+
+/// Signs request URLs and checks their signatures, in the style of imgproxy: an HMAC-SHA256, with
+/// the operator's key, over the path and the canonical query.
+///
+/// The signed message is `path + "?" + canonical query`, where the path is exactly as requested
+/// (still percent-encoded) and the canonical query is every parameter except `signature`, sorted
+/// by name and then value, each name and value percent-encoded with everything but RFC 3986's
+/// unreserved characters (`A-Z a-z 0-9 - . _ ~`) escaped, joined with `=` and `&`. The signature
+/// travels as the query parameter `signature`, in base64url without padding (43 characters). So
+/// the order and the escaping of the parameters a site sends do not matter; their names, values
+/// and the path do.
+public struct URLSigner: Sendable {
+  private let key: SymmetricKey
+
+  /// The fewest bytes a key may have.
+  public static let minimumKeyBytes = 32
+
+  /// Why a key is refused.
+  public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
+    case tooShort(bytes: Int)
+
+    public var description: String {
+      switch self {
+      case .tooShort(let bytes):
+        "the signing key has \(bytes) bytes; it needs at least \(URLSigner.minimumKeyBytes) (e.g. openssl rand -hex 32)"
+      }
+    }
+  }
+
+  /// A signer with `key`'s bytes (a key file's content or the key text, surrounding whitespace
+  /// removed).
+  /// - Throws: ``KeyError`` for a key shorter than ``minimumKeyBytes``.
+  public init(key text: String) throws(KeyError) {
+    let bytes = Array(text.trimmingCharacters(in: .whitespacesAndNewlines).utf8)
+    guard bytes.count >= Self.minimumKeyBytes else { throw .tooShort(bytes: bytes.count) }
+    key = SymmetricKey(data: bytes)
+  }
+
+  /// The signature of `path` with the decoded query `parameters` (any `signature` is left out).
+  public func signature(path: String, parameters: [(name: String, value: String)]) -> String {
+    let code = HMAC<SHA256>.authenticationCode(
+      for: Array(Self.message(path: path, parameters: parameters).utf8), using: key)
+    return Self.base64URL(Array(code))
+  }
+
+  /// Whether `signature` is the signature of `path` with `parameters`, compared in constant time.
+  public func isValid(signature: String, path: String, parameters: [(name: String, value: String)]) -> Bool {
+    guard let code = Self.decodeBase64URL(signature) else { return false }
+    return HMAC<SHA256>.isValidAuthenticationCode(
+      code, authenticating: Array(Self.message(path: path, parameters: parameters).utf8), using: key)
+  }
+
+  /// `pathAndQuery` (a path with an optional raw query) with its `signature` parameter set:
+  /// any existing one is replaced, the other parameters are kept as written.
+  /// - Returns: `nil` when the query does not decode (invalid percent-encoding or UTF-8).
+  public func sign(_ pathAndQuery: String) -> String? {
+    let (path, rawQuery) = Self.split(pathAndQuery)
+    guard let parameters = Self.parameters(rawQuery) else { return nil }
+    let kept = rawQuery.split(separator: "&", omittingEmptySubsequences: true).filter {
+      $0.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first.map {
+        QueryString.decode($0) != "signature"
+      } ?? true
+    }
+    let signature = signature(path: path, parameters: parameters)
+    return path + "?" + (kept + ["signature=\(signature)"]).joined(separator: "&")
+  }
+
+  /// The signed message.
+  static func message(path: String, parameters: [(name: String, value: String)]) -> String {
+    var pairs: [(name: String, value: String)] = []
+    for parameter in parameters where parameter.name != "signature" {
+      pairs.append((percentEncoded(parameter.name), percentEncoded(parameter.value)))
+    }
+    pairs.sort { first, second in first.name != second.name ? first.name < second.name : first.value < second.value }
+    let canonical: [String] = pairs.map { pair in pair.name + "=" + pair.value }
+    return path + "?" + canonical.joined(separator: "&")
+  }
+
+  /// Splits a request target at its first `?`.
+  static func split(_ pathAndQuery: String) -> (path: String, query: Substring) {
+    guard let mark = pathAndQuery.firstIndex(of: "?") else { return (pathAndQuery, "") }
+    return (String(pathAndQuery[..<mark]), pathAndQuery[pathAndQuery.index(after: mark)...])
+  }
+
+  /// Every parameter of a raw query, decoded, in order (repeats kept); `nil` if one does not decode.
+  static func parameters(_ rawQuery: Substring) -> [(name: String, value: String)]? {
+    var parameters: [(name: String, value: String)] = []
+    for pair in rawQuery.split(separator: "&", omittingEmptySubsequences: true) {
+      let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+      guard let name = QueryString.decode(parts[0]), let value = QueryString.decode(parts.count > 1 ? parts[1] : "")
+      else { return nil }
+      parameters.append((name, value))
+    }
+    return parameters
+  }
+
+  /// Percent-encodes everything but RFC 3986's unreserved characters, in UTF-8.
+  static func percentEncoded(_ text: String) -> String {
+    var result = ""
+    for byte in text.utf8 {
+      switch byte {
+      case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+        UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+        UInt8(ascii: "~"):
+        result.unicodeScalars.append(Unicode.Scalar(byte))
+      default:
+        result += String(format: "%%%02X", byte)
+      }
+    }
+    return result
+  }
+
+  static func base64URL(_ bytes: [UInt8]) -> String {
+    Data(bytes).base64EncodedString()
+      .replacingOccurrences(of: "+", with: "-")
+      .replacingOccurrences(of: "/", with: "_")
+      .replacingOccurrences(of: "=", with: "")
+  }
+
+  /// Decodes base64url without padding; `nil` for anything else (only the 43-character form of
+  /// 32 bytes is a signature).
+  static func decodeBase64URL(_ text: String) -> [UInt8]? {
+    guard text.utf8.count == 43,
+      text.utf8.allSatisfy({ byte in
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+          UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
+          return true
+        default: return false
+        }
+      })
+    else { return nil }
+    let standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/") + "="
+    return Data(base64Encoded: standard).map(Array.init)
+  }
+}
