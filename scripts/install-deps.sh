@@ -18,11 +18,13 @@ fi
 
 # Python test tools from PyPI, pinned, in one virtualenv (.build/pytools) made with the python3 on
 # PATH: schemathesis for the API contract (scripts/api-contract.sh); icalendar and feedparser for the
-# subscribable feeds (Tests/feeds/feeds_test.py).
+# subscribable feeds (Tests/feeds/feeds_test.py); metadata-parser for the link previews
+# (Tests/pages/preview_test.py).
 PY_TEST_PACKAGES=(
   schemathesis==4.32.5
   icalendar==7.3.0
   feedparser==6.0.14
+  metadata-parser==2.0.0
 )
 
 missing=()

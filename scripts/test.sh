@@ -30,6 +30,8 @@ swift build --build-tests --sanitize=thread --scratch-path .build-thread --disab
   --filter InnerPeaceServerTests --filter RenderTests --skip shutdownFinishesWhatItAccepted --skip overloadAnswers503Fast
 .build-thread/debug/innerpeacePackageTests.xctest --testing-library swift-testing --filter overloadAnswers503Fast
 /usr/bin/python3 Tests/browser/page_test.py --binary .build/debug/innerpeace
+# Link previews as a link-preview parser reads them (metadata-parser, PyPI).
+.build/pytools/bin/python Tests/pages/preview_test.py --binary .build/debug/innerpeace
 # The calendar and Atom feeds, read by icalendar and feedparser (PyPI).
 .build/pytools/bin/python Tests/feeds/feeds_test.py --binary .build/debug/innerpeace
 # The API contract: schemathesis, every check, against a live server (at most ~4 minutes).

@@ -42,11 +42,6 @@ struct InfoRoutes<Renderer: CardRendering> {
     return text(yaml, type: "application/yaml; charset=utf-8", cacheControl: "public, max-age=3600")
   }
 
-  /// `/`
-  func page() -> Response {
-    text(WebPage.html, type: "text/html; charset=utf-8", cacheControl: "no-cache")
-  }
-
   /// One quote as the API describes it: index, text, author, share message and the absolute,
   /// versioned URL of its og card.
   private func quoteObject(_ index: Int, request: Request) -> [String: any Sendable] {

@@ -10,7 +10,8 @@ enum Routes {
   /// The service's operations, named as the OpenAPI document's `operationId`s.
   enum Operation: String, CaseIterable, Sendable {
     case randomCard, randomCardNegotiated, catalogCard, catalogCardNegotiated, customCard, todayCard
-    case todayCardNegotiated, listQuotes, getQuote, health, metrics, openAPI, page, calendar, feed
+    case todayCardNegotiated, listQuotes, getQuote, health, metrics, openAPI, page, todayPage, quotePage
+    case faviconSVG, faviconICO, calendar, feed
   }
 
   /// What an endpoint answers.
@@ -175,7 +176,15 @@ enum Routes {
     Route(.health, "/healthz", .json, query: [], example: "/healthz", answers: "liveness"),
     Route(.metrics, "/metrics", .text, query: [], example: "/metrics", answers: "Prometheus metrics"),
     Route(.openAPI, "/openapi.yaml", .text, query: [], example: "/openapi.yaml", answers: "the OpenAPI 3.1 document"),
-    Route(.page, "/", .text, query: nil, example: "/", answers: "the web page"),
+    Route(.page, "/", .text, query: nil, example: "/", answers: "the web page, on the quote of the day"),
+    Route(
+      .todayPage, "/q/today", .text, query: nil, example: "/q/today",
+      answers: "the quote of the day's page, with link-preview tags"),
+    Route(
+      .quotePage, "/q/{quote}", .text, query: nil, example: "/q/0",
+      answers: "a catalog quote's page, with link-preview tags"),
+    Route(.faviconSVG, "/favicon.svg", .text, query: [], example: "/favicon.svg", answers: "the icon, SVG"),
+    Route(.faviconICO, "/favicon.ico", .text, query: [], example: "/favicon.ico", answers: "the icon, ICO"),
     Route(
       .calendar, "/calendar.ics", .text, query: [], example: "/calendar.ics",
       answers: "the quote of the day as an iCalendar feed of daily reminders"),
@@ -247,6 +256,7 @@ struct ServiceRoutes<Renderer: CardRendering> {
     let cards = CardRoutes(service: service)
     let info = InfoRoutes(service: service)
     let feeds = FeedRoutes(service: service)
+    let pages = PageRoutes(service: service)
     // Routes that share a router path (/cards/{quote}.{format} and /cards/{quote}) share one
     // registration, which picks the route whose template matches.
     var groups: [(String, [Routes.Route])] = []
@@ -283,7 +293,11 @@ struct ServiceRoutes<Renderer: CardRendering> {
           guard !service.configuration.signsAllImages else {
             throw ServiceError(.notFound, "no page: this server answers signed image URLs only")
           }
-          return info.page()
+          return try pages.today(request, path: "/")
+        case .todayPage: return try pages.today(request, path: "/q/today")
+        case .quotePage: return try pages.quote(request, parameters["quote"] ?? "")
+        case .faviconSVG: return pages.faviconSVG()
+        case .faviconICO: return pages.faviconICO()
         case .calendar: return try feeds.calendar(request)
         case .feed: return try feeds.feed(request)
         }

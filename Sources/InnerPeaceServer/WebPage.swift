@@ -1,15 +1,90 @@
 /// The page at `/`: the Inner Peace app on the web.
 enum WebPage {
-  static let html = #"""
+  /// What one page shows and says: its link-preview tags, the card it opens on, and the image a
+  /// crawler or a browser without script gets.
+  struct Content {
+    /// `<title>` and `og:title`.
+    var title: String
+    /// `description`, `og:description`: the share message.
+    var description: String
+    /// The page's own absolute URL (`og:url`, canonical).
+    var url: String
+    /// The absolute, versioned og card (JPEG, 1200x630).
+    var image: String
+    /// `og:image:alt`: the quote and its author.
+    var imageAlt: String
+    /// The card the page opens on, without size or format (`/cards/3?picture=aqua.jpg`,
+    /// `/today`); the script adds the window's size. Empty: the page keeps the og card and
+    /// fetches nothing (a server that answers signed image URLs only).
+    var firstCard: String
+    /// The first card's quote page (`/q/3`), for Share.
+    var firstPage: String
+  }
+
+  /// The page for `content`, every value HTML-escaped.
+  static func html(_ content: Content) -> String {
+    """
     <!doctype html>
     <html lang="en">
     <head>
     <meta charset="utf-8">
     <meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">
     <meta name="color-scheme" content="dark">
-    <meta name="description" content="Calm quote cards: a quote over a nature photograph. Tap for another.">
-    <title>Inner Peace</title>
-    <style>
+    <title>\(escape(content.title))</title>
+    <meta name="description" content="\(escape(content.description))">
+    <link rel="canonical" href="\(escape(content.url))">
+    <link rel="icon" href="/favicon.svg" type="image/svg+xml">
+    <link rel="icon" href="/favicon.ico" sizes="32x32">
+    <meta property="og:type" content="website">
+    <meta property="og:site_name" content="Inner Peace">
+    <meta property="og:title" content="\(escape(content.title))">
+    <meta property="og:description" content="\(escape(content.description))">
+    <meta property="og:url" content="\(escape(content.url))">
+    <meta property="og:image" content="\(escape(content.image))">
+    <meta property="og:image:type" content="image/jpeg">
+    <meta property="og:image:width" content="1200">
+    <meta property="og:image:height" content="630">
+    <meta property="og:image:alt" content="\(escape(content.imageAlt))">
+    <meta name="twitter:card" content="summary_large_image">
+    <meta name="twitter:title" content="\(escape(content.title))">
+    <meta name="twitter:description" content="\(escape(content.description))">
+    <meta name="twitter:image" content="\(escape(content.image))">
+    <meta name="twitter:image:alt" content="\(escape(content.imageAlt))">
+    <style>\(style)</style>
+    </head>
+    <body data-first-card="\(escape(content.firstCard))" data-first-page="\(escape(content.firstPage))">
+    <main>
+    <div class="card" id="card" tabindex="0" role="button" aria-label="Show another quote" aria-describedby="quote">
+    <img id="quote" alt="\(escape(content.imageAlt))" src="\(escape(content.image))">
+    </div>
+    <button class="pill share" id="share" type="button">Share</button>
+    <p class="pill status" id="status" role="status" aria-live="polite"></p>
+    </main>
+    <script>\(script)</script>
+    </body>
+    </html>
+    """
+  }
+
+  /// Text for HTML text and double-quoted attributes.
+  static func escape(_ text: String) -> String {
+    var result = ""
+    for character in text {
+      switch character {
+      case "&": result += "&amp;"
+      case "<": result += "&lt;"
+      case ">": result += "&gt;"
+      case "\"": result += "&quot;"
+      case "'": result += "&#39;"
+      default: result.append(character)
+      }
+    }
+    return result
+  }
+
+  /// The page's style sheet (its SHA-256 is in the Content-Security-Policy).
+  static let style = #"""
+
     html, body {
       margin: 0;
       width: 100%;
@@ -41,7 +116,7 @@ enum WebPage {
       display: block;
       width: 100%;
       height: 100%;
-      object-fit: contain;
+      object-fit: cover;
       object-position: center;
       transition: opacity 0.45s ease;
       -webkit-user-drag: none;
@@ -62,6 +137,8 @@ enum WebPage {
       backdrop-filter: blur(8px);
     }
     .share {
+      min-width: 48px;
+      min-height: 48px;
       right: max(16px, env(safe-area-inset-right));
       bottom: max(16px, env(safe-area-inset-bottom));
       cursor: pointer;
@@ -91,41 +168,49 @@ enum WebPage {
       .card img, .share, .status { transition: none; }
       .card.loading img { opacity: 1; }
     }
-    </style>
-    </head>
-    <body>
-    <main>
-    <div class="card" id="card" tabindex="0" role="button" aria-label="Show another quote" aria-describedby="quote">
-    <img id="quote" alt="" data-quote-index=""
-         src="data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7">
-    </div>
-    <button class="pill share" id="share" type="button">Share</button>
-    <p class="pill status" id="status" role="status" aria-live="polite"></p>
-    </main>
-    <script>
+    """#
+
+  /// The page's script (its SHA-256 is in the Content-Security-Policy).
+  static let script = #"""
     (function () {
       "use strict";
       var card = document.getElementById("card");
       var img = document.getElementById("quote");
       var shareButton = document.getElementById("share");
       var statusBox = document.getElementById("status");
-      var state = window.innerpeace = { loads: 0, shareMessage: "", preset: "" };
-      var nextPreset = pickPreset();
-      var objectURL = null;
-      var stableURL = "";
+      // For tests and tools: what the page shows and has ready.
+      var state = window.innerpeace = {
+        loads: 0, shareMessage: "", pageURL: "", size: "", format: "", prefetched: false, shownAt: 0
+      };
+      var ACCEPT = "image/webp,image/jpeg;q=0.9,image/png;q=0.8";
+      var LADDER = [480, 640, 800, 1080, 1280, 1600, 1920, 2560, 3200, 4096];
+      var MIN_SIDE = 200;
+      var MAX_SIDE = 4096;
+      var current = null;
+      var pending = null;
       var busy = false;
       var statusTimer = 0;
       var resizeTimer = 0;
       var WAITING = "A moment\u2026";
-      function pickPreset() {
-        var w = window.innerWidth || document.documentElement.clientWidth || 1;
-        var h = window.innerHeight || document.documentElement.clientHeight || 1;
-        var aspect = w / h;
-        if (aspect >= 1.45) { return "og"; }
-        if (aspect <= 0.7) { return "story"; }
-        if (aspect >= 1.2) { return "classic"; }
-        return "square";
+      // The card size for this window: its device pixels, the long side rounded up to a few
+      // sizes and the aspect ratio to 1/32, so the card covers the window with at least a device
+      // pixel per card pixel and a handful of sizes serve every screen.
+      function cardSize() {
+        var ratio = window.devicePixelRatio || 1;
+        var w = Math.max(1, (window.innerWidth || document.documentElement.clientWidth || 1) * ratio);
+        var h = Math.max(1, (window.innerHeight || document.documentElement.clientHeight || 1) * ratio);
+        var longSide = Math.max(w, h);
+        var shortSide = Math.min(w, h);
+        var edge = MAX_SIDE;
+        for (var i = 0; i < LADDER.length; i++) {
+          if (LADDER[i] >= longSide) { edge = LADDER[i]; break; }
+        }
+        var other = Math.ceil(shortSide / longSide * 32) / 32 * edge;
+        other = Math.min(MAX_SIDE, Math.max(MIN_SIDE, Math.ceil(other)));
+        edge = Math.max(MIN_SIDE, edge);
+        return w >= h ? { w: edge, h: other } : { w: other, h: edge };
       }
+      function sizeKey(size) { return size.w + "x" + size.h; }
       function randomSeed() {
         if (window.crypto && window.crypto.getRandomValues) {
           return String(window.crypto.getRandomValues(new Uint32Array(1))[0]);
@@ -144,135 +229,163 @@ enum WebPage {
       }
       function retryDelay(response) {
         var value = response && response.headers.get("Retry-After");
-        if (value) {
-          var seconds = Number(value);
-          if (!isFinite(seconds)) {
-            var when = Date.parse(value);
-            seconds = isNaN(when) ? 1 : (when - Date.now()) / 1000;
-          }
-          return Math.min(Math.max(seconds, 0), 30) * 1000;
-        }
-        return 1000;
+        var seconds = value ? Number(value) : 1;
+        if (!isFinite(seconds)) { seconds = 1; }
+        return Math.min(Math.max(seconds, 0), 30) * 1000;
       }
       function decodeMessage(raw) {
         if (!raw) { return ""; }
         try { return decodeURIComponent(raw); } catch (e) { return raw; }
       }
-      function fetchCard(preset) {
+      function withSize(base, size) {
+        return base + (base.indexOf("?") < 0 ? "?" : "&") + "w=" + size.w + "&h=" + size.h;
+      }
+      // Fetches a card and decodes it off screen: resolves to everything needed to show it.
+      function load(base, size, retried) {
+        var url = withSize(base, size);
         var controller = window.AbortController ? new AbortController() : null;
         var timer = controller ? setTimeout(function () { controller.abort(); }, 20000) : 0;
-        var url = "/random.png?preset=" + preset + "&seed=" + randomSeed();
-        var options = { cache: "no-store" };
+        var options = { headers: { Accept: ACCEPT } };
         if (controller) { options.signal = controller.signal; }
         return fetch(url, options).then(function (response) {
-          if (!response.ok) { return { response: response, blob: null }; }
-          return response.blob().then(function (blob) { return { response: response, blob: blob }; });
-        }).finally(function () { clearTimeout(timer); });
-      }
-      function show(response, blob, preset) {
-        var url = URL.createObjectURL(blob);
-        var previous = objectURL;
-        var message = decodeMessage(response.headers.get("X-Share-Message"));
-        var location = response.headers.get("Content-Location");
-        var probe = new Image();
-        probe.src = url;
-        var ready = probe.decode ? probe.decode() : new Promise(function (resolve, reject) {
-          probe.onload = resolve;
-          probe.onerror = reject;
-        });
-        return ready.then(function () {
-          objectURL = url;
-          img.src = url;
-          img.alt = message || "A quote over a nature photograph";
-          img.setAttribute("data-quote-index", response.headers.get("X-Quote-Index") || "");
-          stableURL = location ? new URL(location, window.location.href).href : "";
-          if (previous) { URL.revokeObjectURL(previous); }
-          return img.decode ? img.decode().catch(function () {}) : null;
+          clearTimeout(timer);
+          if (!response.ok) {
+            if (retried) { throw new Error("HTTP " + response.status); }
+            return wait(retryDelay(response)).then(function () { return load(base, size, true); });
+          }
+          return response.blob().then(function (blob) {
+            var objectURL = URL.createObjectURL(blob);
+            var probe = new Image();
+            probe.src = objectURL;
+            var ready = probe.decode ? probe.decode() : new Promise(function (resolve, reject) {
+              probe.onload = resolve;
+              probe.onerror = reject;
+            });
+            return ready.then(function () {
+              var index = response.headers.get("X-Quote-Index");
+              return {
+                objectURL: objectURL, image: probe, size: sizeKey(size), base: base,
+                format: (response.headers.get("Content-Type") || "").replace("image/", ""),
+                message: decodeMessage(response.headers.get("X-Share-Message")),
+                page: index ? new URL("/q/" + index, window.location.href).href : ""
+              };
+            }, function (error) {
+              URL.revokeObjectURL(objectURL);
+              throw error;
+            });
+          });
         }, function (error) {
-          URL.revokeObjectURL(url);
-          throw error;
-        }).then(function () {
-          state.loads += 1;
-          state.shareMessage = message;
-          state.preset = preset;
-        });
-      }
-      function attempt(preset, retried) {
-        return fetchCard(preset).then(function (result) {
-          if (result.blob) { return show(result.response, result.blob, preset); }
-          if (retried) { throw new Error("HTTP " + result.response.status); }
-          say(WAITING);
-          return wait(retryDelay(result.response)).then(function () { return attempt(preset, true); });
-        }, function (error) {
+          clearTimeout(timer);
           if (retried) { throw error; }
-          say(WAITING);
-          return wait(1000).then(function () { return attempt(preset, true); });
+          return wait(1000).then(function () { return load(base, size, true); });
         });
       }
-      function nextCard() {
-        if (busy) { return; }
+      function randomCard() {
+        var size = cardSize();
+        return load("/random?seed=" + randomSeed(), size, false);
+      }
+      // Shows a decoded card at once; the previous one's memory is released.
+      function show(next) {
+        var previous = current;
+        current = next;
+        img.src = next.objectURL;
+        img.alt = next.message || "A quote over a nature photograph";
+        state.loads += 1;
+        state.shareMessage = next.message;
+        state.pageURL = next.page;
+        state.size = next.size;
+        state.format = next.format;
+        state.shownAt = performance.now();
+        if (previous) { URL.revokeObjectURL(previous.objectURL); }
+      }
+      // Starts loading the card the next tap shows.
+      function prefetch() {
+        state.prefetched = false;
+        var entry = { promise: null, ready: null };
+        entry.promise = randomCard().then(function (next) {
+          entry.ready = next;
+          if (pending === entry) { state.prefetched = true; }
+          return next;
+        });
+        entry.promise.catch(function () {});
+        pending = entry;
+      }
+      function takePending() {
+        var entry = pending;
+        pending = null;
+        if (entry && entry.ready && entry.ready.size === sizeKey(cardSize())) {
+          return Promise.resolve(entry.ready);
+        }
+        if (entry && !entry.ready) {
+          return entry.promise.then(function (next) {
+            return next.size === sizeKey(cardSize()) ? next : randomCard();
+          }, function () { return randomCard(); });
+        }
+        if (entry && entry.ready) { URL.revokeObjectURL(entry.ready.objectURL); }
+        return randomCard();
+      }
+      function present(promise) {
         busy = true;
-        var preset = nextPreset;
-        card.classList.add("loading");
         card.setAttribute("aria-busy", "true");
-        attempt(preset, false).then(function () {
+        var slow = setTimeout(function () { card.classList.add("loading"); }, 150);
+        return promise.then(function (next) {
+          show(next);
           if (statusBox.textContent === WAITING) { say(""); }
         }, function () {
           say("No new card just now. Tap to try again.", 4000);
         }).then(function () {
+          clearTimeout(slow);
           busy = false;
           card.classList.remove("loading");
           card.removeAttribute("aria-busy");
+          prefetch();
         });
       }
-      function copyWithTextarea(text) {
-        var area = document.createElement("textarea");
-        var focused = document.activeElement;
-        area.value = text;
-        area.setAttribute("readonly", "");
-        area.setAttribute("aria-hidden", "true");
-        area.style.position = "fixed";
-        area.style.top = "0";
-        area.style.left = "0";
-        area.style.width = "1px";
-        area.style.height = "1px";
-        area.style.opacity = "0";
-        document.body.appendChild(area);
-        area.focus();
-        area.select();
-        var ok = false;
-        try { ok = document.execCommand("copy"); } catch (e) { ok = false; }
-        document.body.removeChild(area);
-        if (focused && focused.focus) { focused.focus(); }
-        return ok;
+      function nextCard() {
+        if (busy) { return; }
+        present(takePending());
+      }
+      function firstCard() {
+        var size = cardSize();
+        var base = document.body.getAttribute("data-first-card") || "";
+        var page = document.body.getAttribute("data-first-page") || "";
+        if (!base) {
+          state.shareMessage = img.alt;
+          state.pageURL = page ? new URL(page, window.location.href).href : "";
+          return;
+        }
+        var promise = base ? load(base, size, false).then(function (next) {
+          if (!next.page && page) { next.page = new URL(page, window.location.href).href; }
+          return next;
+        }) : randomCard();
+        present(promise);
       }
       function copyText(text) {
         if (navigator.clipboard && navigator.clipboard.writeText) {
-          return navigator.clipboard.writeText(text).then(function () { return true; }, function () {
-            return copyWithTextarea(text);
-          });
+          return navigator.clipboard.writeText(text).then(function () { return true; }, function () { return false; });
         }
-        return Promise.resolve(copyWithTextarea(text));
-      }
-      function copyShare(message, url) {
-        return copyText(url ? message + " " + url : message).then(function (ok) {
-          say(ok ? "Copied" : "Could not copy", 2000);
-        });
+        return Promise.resolve(false);
       }
       function share(event) {
         event.stopPropagation();
         var message = state.shareMessage;
-        var url = stableURL;
+        var url = state.pageURL;
         if (!message) { return; }
         if (navigator.share) {
-          var data = { text: message };
+          var data = { title: "Inner Peace", text: message };
           if (url) { data.url = url; }
           navigator.share(data).catch(function (error) {
-            if (!error || error.name !== "AbortError") { return copyShare(message, url); }
+            if (!error || error.name !== "AbortError") {
+              return copyText(url ? message + " " + url : message).then(function (ok) {
+                say(ok ? "Link copied" : "Could not share", 2000);
+              });
+            }
           });
           return;
         }
-        copyShare(message, url);
+        copyText(url ? message + " " + url : message).then(function (ok) {
+          say(ok ? "Link copied" : "Could not copy", 2000);
+        });
       }
       card.addEventListener("click", function () { nextCard(); });
       card.addEventListener("keydown", function (event) {
@@ -293,14 +406,23 @@ enum WebPage {
       });
       shareButton.addEventListener("click", share);
       shareButton.addEventListener("keydown", function (event) { event.stopPropagation(); });
+      // Another window shape or size: cover keeps the card edge to edge at once; then the same
+      // card (same quote, photo and seed) comes at the new size, and the next one too.
       window.addEventListener("resize", function () {
         clearTimeout(resizeTimer);
-        resizeTimer = setTimeout(function () { nextPreset = pickPreset(); }, 200);
+        resizeTimer = setTimeout(function () {
+          if (busy || !current || current.size === sizeKey(cardSize())) { return; }
+          if (pending && pending.ready) { URL.revokeObjectURL(pending.ready.objectURL); }
+          pending = null;
+          var page = current.page;
+          var size = cardSize();
+          present(load(current.base, size, false).then(function (next) {
+            if (!next.page) { next.page = page; }
+            return next;
+          }));
+        }, 250);
       });
-      nextCard();
+      firstCard();
     })();
-    </script>
-    </body>
-    </html>
     """#
 }

@@ -1,0 +1,152 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import InnerPeace
+import NIOCore
+
+/// The HTML pages: `/` and `/q/today` (the quote of the day) and `/q/{quote}`, each showing
+/// its card full screen with the link-preview tags chat apps and social networks read; and the
+/// favicon.
+struct PageRoutes<Renderer: CardRendering> {
+  let service: CardService<Renderer>
+
+  /// `/` and `/q/today`: today's quote in the configured time zone.
+  func today(_ request: Request, path: String) throws -> Response {
+    let now = service.configuration.now()
+    let day = DailyQuote(at: now, timeZone: service.configuration.timeZone, catalog: service.catalog)
+    let links = service.links
+    let quote = service.catalog.quotes[day.quoteIndex]
+    let content = WebPage.Content(
+      title: "Inner Peace: the quote of the day", description: quote.shareMessage,
+      url: links.absolute(path, for: request),
+      image: ogImage(quote: day.quoteIndex, picture: day.picture, request: request),
+      imageAlt: quote.shareMessage, firstCard: firstCard("/today"),
+      firstPage: links.quotePagePath(day.quoteIndex))
+    return page(content, maxAge: min(300, day.secondsUntilEnd(from: now)))
+  }
+
+  /// `/q/{quote}`: one catalog quote.
+  func quote(_ request: Request, _ text: String) throws -> Response {
+    guard let index = Int(text), String(index) == text, service.catalog.quotes.indices.contains(index) else {
+      return try notFound(request, "no quote '\(text)': the catalog has \(service.catalog.quotes.count)")
+    }
+    let links = service.links
+    let quote = service.catalog.quotes[index]
+    let picture = service.catalog.pictures[index % service.catalog.pictures.count]
+    let content = WebPage.Content(
+      title: "Inner Peace: a quote by \(quote.author.isEmpty ? "an unknown author" : quote.author)",
+      description: quote.shareMessage, url: links.absolute(links.quotePagePath(index), for: request),
+      image: ogImage(quote: index, picture: picture, request: request), imageAlt: quote.shareMessage,
+      firstCard: firstCard("/cards/\(index)?picture=\(percentEncoded(picture))"),
+      firstPage: links.quotePagePath(index))
+    return page(content, maxAge: 300)
+  }
+
+  /// The absolute, versioned og card: a JPEG of 1200x630.
+  private func ogImage(quote: Int, picture: String, request: Request) -> String {
+    var options = CardOptions()
+    options.format = .jpeg
+    return service.links.absolute(
+      service.links.cardPath(quote: quote, picture: picture, options: options), for: request)
+  }
+
+  /// The card the script opens on, before it adds the window's size; none when every image URL
+  /// must be signed (the page then shows its og card, which the service signed).
+  private func firstCard(_ path: String) -> String { service.configuration.signsAllImages ? "" : path }
+
+  private func page(_ content: WebPage.Content, maxAge: Int) -> Response {
+    let buffer = ByteBuffer(string: WebPage.html(content))
+    return Response(
+      status: .ok,
+      headers: [
+        .contentType: "text/html; charset=utf-8", .contentLength: String(buffer.readableBytes),
+        .cacheControl: "public, max-age=\(maxAge)",
+        .contentSecurityPolicy: PageAssets.contentSecurityPolicy(publicURL: service.links.publicURL),
+        .xContentTypeOptions: "nosniff", .referrerPolicy: "strict-origin-when-cross-origin",
+      ],
+      body: .init(byteBuffer: buffer))
+  }
+
+  /// A 404: a short HTML page for a browser, else the JSON error.
+  private func notFound(_ request: Request, _ message: String) throws -> Response {
+    guard request.headers[.accept]?.contains("text/html") == true else {
+      throw ServiceError(.notFound, parameter: "quote", message)
+    }
+    let html = """
+      <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Not found: Inner Peace</title>
+      <meta name="viewport" content="width=device-width, initial-scale=1"></head>
+      <body style="background:#000;color:#fff;font:18px/1.4 system-ui,sans-serif;margin:2em">
+      <p>\(WebPage.escape(message)).</p><p><a style="color:#fff" href="/">Today\u{2019}s quote</a></p></body></html>
+      """
+    let buffer = ByteBuffer(string: html)
+    return Response(
+      status: .notFound,
+      headers: [
+        .contentType: "text/html; charset=utf-8", .contentLength: String(buffer.readableBytes),
+        .cacheControl: "no-store", .contentSecurityPolicy: "default-src 'none'; style-src 'unsafe-inline'",
+      ],
+      body: .init(byteBuffer: buffer))
+  }
+
+  private func percentEncoded(_ text: String) -> String {
+    text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? text
+  }
+
+  // MARK: Favicon
+
+  /// `/favicon.svg`: a white quotation mark on the app's dark green.
+  func faviconSVG() -> Response {
+    file(Data(PageAssets.faviconSVG.utf8), type: "image/svg+xml")
+  }
+
+  /// `/favicon.ico`: the same at 32x32, a PNG inside an ICO.
+  func faviconICO() -> Response {
+    file(PageAssets.faviconICO, type: "image/x-icon")
+  }
+
+  private func file(_ data: Data, type: String) -> Response {
+    Response(
+      status: .ok,
+      headers: [.contentType: type, .contentLength: String(data.count), .cacheControl: "public, max-age=86400"],
+      body: .init(byteBuffer: ByteBuffer(bytes: data)))
+  }
+}
+
+/// What every page shares: its Content-Security-Policy and the favicon's bytes.
+enum PageAssets {
+  /// Scripts and styles only by hash: nothing injected into a page could run. Images come from
+  /// this origin, the public one (the og card's), and the script's decoded blobs.
+  static func contentSecurityPolicy(publicURL: String?) -> String {
+    "default-src 'none'; img-src 'self'\(publicURL.map { " " + $0 } ?? "") blob: data:; connect-src 'self';"
+      + " style-src '\(styleHash)'; script-src '\(scriptHash)'; base-uri 'none'; form-action 'none';"
+      + " frame-ancestors 'none'"
+  }
+
+  static let styleHash = hash(WebPage.style)
+  static let scriptHash = hash(WebPage.script)
+
+  /// A CSP source: `sha256-` and the base64 SHA-256 of the text.
+  static func hash(_ text: String) -> String {
+    "sha256-" + Data(SHA256.hash(data: Array(text.utf8))).base64EncodedString()
+  }
+
+  static let faviconSVG = """
+    <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">
+    <rect width="32" height="32" rx="6" fill="#1f3a33"/>
+    <text x="16" y="29" font-family="Georgia,serif" font-style="italic" font-size="30" fill="#fff" \
+    text-anchor="middle">\u{201D}</text>
+    </svg>
+    """
+
+  static let faviconICO = Data(
+    base64Encoded:
+      "AAABAAEAICAAAAEAIAALAQAAFgAAAIlQTkcNChoKAAAADUlIRFIAAAAgAAAAIAgGAAAAc3p69AAAANJJREFUeNrtl9sOgkAMRPshqIjw7oWrouL/f1StmhhZtqwrwrwwyUm6m0lnXktkKEi3PCakaezg3iJTh3dKBJl8AHiGL7IdI6FFLgMQfIFlsWckcwFalQd2YWqo7xPyDdeWf+vrFqhkUHDJ12eDwiplDZd8fTYoPMqg4Fzs6bOBL7A+ZdyHpl99Js4CtuVDfV4Fxgx/Fahl6KG19A8+E4rqnDVMDfXZoOgsAxB8gc2lYCRzAYqvJSPBF3gobuQB4H0ZJU3FCFr3YXKTzwlRr+Spg+/77jl2raRa0QAAAABJRU5ErkJggg=="
+  )!
+}
+
+extension HTTPField.Name {
+  static let contentSecurityPolicy = HTTPField.Name("Content-Security-Policy")!
+  static let xContentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
+  static let referrerPolicy = HTTPField.Name("Referrer-Policy")!
+}
