@@ -180,7 +180,8 @@ enum WebPage {
       var statusBox = document.getElementById("status");
       // For tests and tools: what the page shows and has ready.
       var state = window.innerpeace = {
-        loads: 0, shareMessage: "", pageURL: "", size: "", format: "", prefetched: false, shownAt: 0
+        loads: 0, shareMessage: "", pageURL: "", size: "", format: "", prefetched: false,
+        tappedAt: 0, paintedAt: 0
       };
       var ACCEPT = "image/webp,image/jpeg;q=0.9,image/png;q=0.8";
       var LADDER = [480, 640, 800, 1080, 1280, 1600, 1920, 2560, 3200, 4096];
@@ -295,7 +296,7 @@ enum WebPage {
         state.pageURL = next.page;
         state.size = next.size;
         state.format = next.format;
-        state.shownAt = performance.now();
+        requestAnimationFrame(function () { state.paintedAt = performance.now(); });
         if (previous) { URL.revokeObjectURL(previous.objectURL); }
       }
       // Starts loading the card the next tap shows.
@@ -387,7 +388,10 @@ enum WebPage {
           say(ok ? "Link copied" : "Could not copy", 2000);
         });
       }
-      card.addEventListener("click", function () { nextCard(); });
+      card.addEventListener("click", function () {
+        state.tappedAt = performance.now();
+        nextCard();
+      });
       card.addEventListener("keydown", function (event) {
         if (event.key === "Enter" && !event.repeat) {
           event.preventDefault();
