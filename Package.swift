@@ -23,6 +23,7 @@ let package = Package(
     .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.5.0"),
     .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
     .package(url: "https://github.com/apple/swift-crypto", from: "4.0.0"),
+    .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
   ],
   targets: [
     // Cairo, Pango, fontconfig, libturbojpeg, libwebp and libdeflate, through one shim header.
@@ -83,6 +84,7 @@ let package = Package(
         .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
         .product(name: "Prometheus", package: "swift-prometheus"),
         .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
       ],
       swiftSettings: swiftSettings
     ),
@@ -94,6 +96,8 @@ let package = Package(
         "InnerPeaceServer",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "Logging", package: "swift-log"),
       ],
       swiftSettings: swiftSettings
     ),

@@ -8,7 +8,7 @@ struct InnerPeaceCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "innerpeace",
     abstract: "Calm quote cards: white italic serif with a soft dark halo over a nature photograph.",
-    version: "0.1.0",
+    version: InnerPeaceVersion.current,
     subcommands: [
       RenderCommand.self, ServeCommand.self, BatchCommand.self, QuotesCommand.self, ScheduleCommand.self,
       SignCommand.self, RenderWorkerCommand.self,
@@ -22,7 +22,12 @@ struct InnerPeaceCommand: AsyncParsableCommand {
       if let argument = firstArgumentNotUTF8() {
         throw CommandLineError.usage("\(argument) is not valid UTF-8")
       }
-      var command = try parseAsRoot()
+      let arguments = Array(CommandLine.arguments.dropFirst())
+      var command =
+        arguments.first == "serve"
+        ? try ServeEnvironment.parse(
+          commandLine: Array(arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+        : try parseAsRoot()
       if var asyncCommand = command as? any AsyncParsableCommand {
         try await asyncCommand.run()
       } else {

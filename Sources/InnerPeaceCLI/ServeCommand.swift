@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Hummingbird
 import InnerPeace
 import InnerPeaceServer
 import Logging
@@ -19,8 +20,12 @@ struct ServeCommand: AsyncParsableCommand {
       limit (--header-timeout, --body-timeout, --write-timeout, --idle-timeout,
       --max-connections). SIGTERM or SIGINT stops accepting, answers what was accepted with
       Connection: close, waits up to --drain-timeout for the responses to reach their clients and
-      exits 0. One log line per request goes to stderr once its last byte is written
-      (LOG_LEVEL=debug|info|warning|error).
+      exits 0. One log line per request goes to stderr once its last byte is written (text, or
+      JSON with --log-format json).
+
+      Every option can also come from the environment: --some-name from INNERPEACE_SOME_NAME
+      (flags: true or false), and PORT and LOG_LEVEL stand for --port and --log-level. The command
+      line wins over the environment.
       """
   )
 
@@ -95,6 +100,14 @@ struct ServeCommand: AsyncParsableCommand {
   @Option(name: .customLong("render-timeout"), help: "Seconds one render may take before its worker is killed.")
   var renderTimeout = 30
 
+  @Option(
+    name: .customLong("log-level"),
+    help: "trace, debug, info, notice, warning, error or critical. (default: info)")
+  var logLevel: String?
+
+  @Option(name: .customLong("log-format"), help: "text or json (one JSON object per line).")
+  var logFormat = "text"
+
   @Flag(
     name: .customLong("in-process"),
     help: "Render on threads of the server process, not in worker processes (a crashing render then stops the server)."
@@ -122,9 +135,26 @@ struct ServeCommand: AsyncParsableCommand {
   var drainTimeout = 30.0
 
   func run() async throws {
+    let configuration = try makeConfiguration()
+    let host = configuration.host
+    let app: any ApplicationProtocol
+    do {
+      app = try buildApplication(configuration: configuration) { port in
+        warn("innerpeace: listening on http://\(host):\(port)")
+      }
+    } catch let error as ServerConfigurationError {
+      throw CommandLineError(description: error.description, exitCode: ExitStatus.software)
+    }
+    try await app.runService()
+    warn("innerpeace: stopped")
+  }
+
+  /// The flags (and, through ``ServeEnvironment``, the environment) as one configuration.
+  func makeConfiguration() throws -> ServerConfiguration {
     var configuration = ServerConfiguration()
     configuration.host = host
     configuration.port = port
+    configuration.catalogDirectory = catalog
     configuration.concurrency = concurrency
     configuration.queueDepth = queue
     configuration.cacheMegabytes = cacheMegabytes
@@ -148,38 +178,24 @@ struct ServeCommand: AsyncParsableCommand {
       throw CommandLineError.usage("unknown --time-zone '\(timeZone)': use an IANA name such as Europe/Paris")
     }
     configuration.timeZone = zone
+    if let logLevel {
+      guard let level = Logger.Level(rawValue: logLevel.lowercased()) else {
+        throw CommandLineError.usage(
+          "--log-level '\(logLevel)' (or LOG_LEVEL) is not a level: use trace, debug, info, notice, warning, error or critical")
+      }
+      configuration.logLevel = level
+    }
+    guard let format = LogFormat(rawValue: logFormat.lowercased()) else {
+      throw CommandLineError.usage("--log-format '\(logFormat)': use text or json")
+    }
+    configuration.logFormat = format
     do {
       try configuration.validate()
       try configuration.reserveFileDescriptors()
     } catch {
       throw CommandLineError.usage(error.description)
     }
-    // A corrupt catalog fails here, at start-up, not in the middle of a request.
-    let catalog = try RenderCommand.loadCatalog(catalog)
-    // With worker processes this renderer never renders (the workers have their own caches).
-    let renderer = try CardRenderer(
-      catalog: catalog, backgroundCacheBytes: inProcess ? configuration.backgroundCacheMegabytes << 20 : 0)
-
-    LoggingSystem.bootstrap { label in
-      var handler = StreamLogHandler.standardError(label: label)
-      handler.logLevel =
-        ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .info
-      return handler
-    }
-    let logger = Logger(label: "innerpeace")
-    let service = CardService(renderer: renderer, configuration: configuration, logger: logger)
-    do {
-      try service.waitUntilRenderersReady()
-    } catch {
-      throw CommandLineError(description: "\(error)", exitCode: ExitStatus.software)
-    }
-    let host = configuration.host
-    let app = buildApplication(service: service, logger: logger) { port in
-      warn("innerpeace: listening on http://\(host):\(port)")
-    }
-    try await app.runService()
-    try await service.shutdown()
-    warn("innerpeace: stopped")
+    return configuration
   }
 
   /// This very binary (`/proc/self/exe`, even if the file has been replaced since) as a worker.

@@ -1,8 +1,66 @@
 public import Hummingbird
+import Foundation
 import HummingbirdCore
 public import InnerPeace
 public import Logging
 import NIOCore
+import ServiceLifecycle
+
+/// Builds the whole service from one configuration, as Hummingbird's examples do: checks the
+/// configuration, loads the catalog (a corrupt one fails here, at start-up, not in a request),
+/// makes the renderer, the logger (``LogFormat``, level), the metrics and the render pool (its
+/// worker processes are started and awaited), and the routes. Run the result with
+/// `runService()`; the render pool stops after the server has drained.
+/// - Throws: ``ServerConfigurationError`` for a bad configuration or a worker that cannot start,
+///   and `InnerPeaceError` for a catalog or fonts that cannot load.
+public func buildApplication(
+  configuration: ServerConfiguration, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+) throws -> some ApplicationProtocol {
+  try configuration.validate()
+  let catalog: Catalog
+  if let folder = configuration.catalogDirectory {
+    var isDirectory: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
+      throw InnerPeaceError.catalogUnreadable(file: folder, reason: "no such folder")
+    }
+    catalog = try Catalog(directory: URL(fileURLWithPath: folder, isDirectory: true))
+  } else {
+    catalog = try Catalog.bundled()
+  }
+  // With worker processes this renderer never renders (the workers have their own caches).
+  let renderer = try CardRenderer(
+    catalog: catalog,
+    backgroundCacheBytes: configuration.renderIsolation.isThreads ? configuration.backgroundCacheMegabytes << 20 : 0)
+  let logger = makeLogger(configuration)
+  let service = CardService(renderer: renderer, configuration: configuration, logger: logger)
+  try service.waitUntilRenderersReady()
+  return buildApplication(service: service, logger: logger, onServerRunning: onServerRunning)
+}
+
+/// The service's logger, in the configured format and level (no process-wide logging state).
+public func makeLogger(_ configuration: ServerConfiguration) -> Logger {
+  let level = configuration.logLevel
+  switch configuration.logFormat {
+  case .json:
+    return Logger(label: "innerpeace") { label in JSONLogHandler(label: label, level: level) }
+  case .text:
+    return Logger(label: "innerpeace") { label in
+      var handler = StreamLogHandler.standardError(label: label)
+      handler.logLevel = level
+      return handler
+    }
+  }
+}
+
+/// Stops the render pool (and its worker processes) once the server has drained.
+struct RenderPoolService<Renderer: CardRendering>: Service {
+  let service: CardService<Renderer>
+
+  func run() async throws {
+    try? await gracefulShutdown()
+    try await service.shutdown()
+  }
+}
 
 /// Builds the router: the middlewares and every route, for a given card service.
 public func buildRouter<Renderer: CardRendering>(service: CardService<Renderer>) -> Router<BasicRequestContext> {
@@ -24,7 +82,7 @@ public func buildApplication<Renderer: CardRendering>(
 ) -> some ApplicationProtocol {
   let configuration = service.configuration
   let connections = ConnectionCounter()
-  return Application(
+  var app = Application(
     router: buildRouter(service: service),
     server: HTTPServerBuilder { responder in
       GuardedHTTP1Channel(responder: responder, configuration: configuration, connections: connections)
@@ -36,4 +94,6 @@ public func buildApplication<Renderer: CardRendering>(
     onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
     logger: logger
   )
+  app.addServices(RenderPoolService(service: service))
+  return app
 }

@@ -66,7 +66,7 @@ public final class CardService<Renderer: CardRendering>: Sendable {
       defer { metrics.rendersInFlight.decrement() }
       let started = ContinuousClock.now
       let result = try await pool.render(request, with: renderer)
-      metrics.renderDuration.record(ContinuousClock.now - started)
+      metrics.recordRender(ContinuousClock.now - started, preset: request.preset, format: request.format)
       switch result {
       case .card(let card):
         guard !card.bytes.isEmpty else { throw ServiceError(.internalServerError, "the card could not be rendered") }

@@ -123,6 +123,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
   private struct Exchange {
     let method: String
     let path: String
+    var query = ""
+    var userAgent = ""
     let received: NIODeadline
     var record: RequestRecord?
     var status = 0
@@ -166,6 +168,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
   private var closed = false
   private var timer: Scheduled<Void>?
   private var timerDeadline: NIODeadline?
+  /// The peer's address, for the log (`-` when unknown).
+  private var clientAddress = "-"
 
   init(limits: ConnectionLimits, meter: SocketMeter, logger: Logger) {
     self.limits = limits
@@ -175,6 +179,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
   func handlerAdded(context: ChannelHandlerContext) {
     self.context = context
+    if let address = context.channel.remoteAddress?.ipAddress { clientAddress = address }
     idleSince = .now()
     reschedule()
   }
@@ -210,8 +215,14 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
       requestLineBytes = 0
       readingRequestSince = .now()
       if !head.isKeepAlive || quiescedAt != nil { closeAfterResponse = true }
-      exchanges.append(
-        Exchange(method: head.method.rawValue, path: String(head.uri.prefix { $0 != "?" }), received: .now()))
+      var exchange = Exchange(
+        method: head.method.rawValue, path: String(head.uri.prefix { $0 != "?" }), received: .now())
+      if let mark = head.uri.firstIndex(of: "?") {
+        // Bounded: a log line never carries more than 1 KiB of query.
+        exchange.query = String(head.uri[head.uri.index(after: mark)...].prefix(1024))
+      }
+      exchange.userAgent = String((head.headers.first(name: "User-Agent") ?? "").prefix(256))
+      exchanges.append(exchange)
     } else if case .end = part {
       readingRequestSince = nil
     }
@@ -376,7 +387,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
       "method": .string(exchange.method), "path": .string(exchange.path),
       "route": .string(exchange.record?.route ?? "unmatched"), "status": .stringConvertible(exchange.status),
       "ms": .string(String(format: "%.1f", Double(elapsed.nanoseconds) / 1e6)),
-      "bytes": .stringConvertible(bodyBytes),
+      "bytes": .stringConvertible(bodyBytes), "query": .string(exchange.query),
+      "client": .string(clientAddress), "user_agent": .string(exchange.userAgent),
     ]
     if complete {
       logger.info("request", metadata: metadata)

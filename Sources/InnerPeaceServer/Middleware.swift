@@ -15,7 +15,7 @@ struct RequestLogMiddleware: RouterMiddleware {
     let response = try await next(request, context)
     let elapsed = ContinuousClock.now - started
     let route = context.endpointPath ?? "unmatched"
-    metrics.countRequest(route: route, status: response.status.code)
+    metrics.recordRequest(route: route, status: response.status.code, duration: elapsed)
     if let record = RequestRecord.current {
       // On a live connection the line is written once the last byte is in the socket, with the
       // bytes actually written (see ConnectionGuard).

@@ -1,4 +1,5 @@
 public import Foundation
+public import Logging
 
 /// Everything the service is configured with, in one validated place.
 public struct ServerConfiguration: Sendable {
@@ -29,6 +30,12 @@ public struct ServerConfiguration: Sendable {
   /// Whether every image endpoint, not only custom text, answers only signed URLs (needs
   /// ``urlSigner``).
   public var signsAllImages = false
+  /// A folder with quotes.json, pictures.json and the photos; `nil` for the bundled catalog.
+  public var catalogDirectory: String?
+  /// The lowest level logged.
+  public var logLevel: Logger.Level = .info
+  /// Text or JSON lines on stderr.
+  public var logFormat: LogFormat = .text
   /// Close a connection that has been idle this long, in seconds.
   public var idleTimeoutSeconds: Int = 30
   /// Seconds a 503 asks the client to wait.

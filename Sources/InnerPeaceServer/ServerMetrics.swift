@@ -1,40 +1,146 @@
+import Foundation
+import InnerPeace
+import NIOConcurrencyHelpers
 import Prometheus
 
 /// The service's Prometheus metrics, in its own registry (no process-wide metrics state).
 final class ServerMetrics: Sendable {
   let registry = PrometheusCollectorRegistry()
-  let renderDuration: DurationHistogram
   let cacheHits: Counter
   let cacheMisses: Counter
   let rendersInFlight: Gauge
   let rejected: Counter
   let cacheBytes: Gauge
+  private let residentMemory: Gauge
+  private let openFileDescriptors: Gauge
+  private let cpuSeconds: Counter
+  /// The CPU seconds already added to ``cpuSeconds``.
+  private let cpuSecondsCounted = NIOLockedValueBox(0.0)
+
+  /// Buckets for a render: 5 ms (a small card) to 5 s (the largest).
+  static let renderBuckets: [Duration] = [
+    .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
+    .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5),
+  ]
+  /// Buckets for a whole request: a cached card in well under a millisecond to a slow render.
+  static let requestBuckets: [Duration] = [
+    .microseconds(500), .milliseconds(1), .milliseconds(5), .milliseconds(10), .milliseconds(25),
+    .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5),
+    .seconds(5),
+  ]
 
   init() {
-    renderDuration = registry.makeDurationHistogram(
-      name: "innerpeace_render_duration_seconds",
-      buckets: [
-        .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
-        .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5),
-      ],
-      help: "Time to render and encode one card, on a render thread.")
-    cacheHits = registry.makeCounter(name: "innerpeace_card_cache_hits_total", help: "Cards served from memory.")
+    cacheHits = registry.makeCounter(
+      descriptor: .init(metricName: "innerpeace_card_cache_hits", unitName: "total", helpText: "Cards served from memory."))
     cacheMisses = registry.makeCounter(
-      name: "innerpeace_card_cache_misses_total", help: "Cards that had to be rendered.")
+      descriptor: .init(
+        metricName: "innerpeace_card_cache_misses", unitName: "total", helpText: "Cards that had to be rendered."))
     rendersInFlight = registry.makeGauge(
-      name: "innerpeace_renders_in_flight", help: "Renders admitted and not finished.")
+      descriptor: .init(
+        metricName: "innerpeace_renders_in_flight", unitName: "", helpText: "Renders admitted and not finished."))
     rejected = registry.makeCounter(
-      name: "innerpeace_requests_rejected_total", help: "Requests answered 503 because the render pool was full.")
-    cacheBytes = registry.makeGauge(name: "innerpeace_card_cache_bytes", help: "Bytes of cards held in memory.")
+      descriptor: .init(
+        metricName: "innerpeace_requests_rejected", unitName: "total",
+        helpText: "Requests answered 503 because the render pool was full."))
+    cacheBytes = registry.makeGauge(
+      descriptor: .init(
+        metricName: "innerpeace_card_cache", unitName: "bytes", helpText: "Bytes of cards held in memory."))
+    residentMemory = registry.makeGauge(
+      descriptor: .init(
+        metricName: "process_resident_memory", unitName: "bytes",
+        helpText: "Resident memory of the server process (render workers not included)."))
+    openFileDescriptors = registry.makeGauge(
+      descriptor: .init(metricName: "process_open", unitName: "fds", helpText: "Open file descriptors of the server process."))
+    cpuSeconds = registry.makeCounter(
+      descriptor: .init(
+        metricName: "process_cpu_seconds", unitName: "total",
+        helpText: "User and system CPU time of the server process, in seconds."))
+    registry.makeGauge(
+      descriptor: .init(metricName: "innerpeace_build", unitName: "info", helpText: "The running build: always 1."),
+      labels: [("version", InnerPeaceVersion.current), ("swift", Self.swiftVersion)]
+    ).set(1.0)
   }
 
-  /// Counts one finished request by route pattern and status.
-  func countRequest(route: String, status: Int) {
+  /// The Swift compiler the binary was built with.
+  static var swiftVersion: String {
+    #if compiler(>=6.3)
+      "6.3"
+    #elseif compiler(>=6.2)
+      "6.2"
+    #else
+      "6"
+    #endif
+  }
+
+  /// Records one render by preset (its name, or `custom` for a size: bounded labels) and format.
+  func recordRender(_ duration: Duration, preset: Preset, format: ImageFormat) {
+    let presetLabel: String
+    switch preset {
+    case .custom: presetLabel = "custom"
+    default: presetLabel = preset.description
+    }
+    registry.makeDurationHistogram(
+      descriptor: .init(
+        metricName: "innerpeace_render_duration", unitName: "seconds",
+        helpText: "Time to render and encode one card, on a render thread or worker."),
+      labels: [("preset", presetLabel), ("format", format.rawValue)], buckets: Self.renderBuckets
+    ).record(duration)
+  }
+
+  /// Counts one finished request by route template (never the raw path) and status, and records
+  /// its duration.
+  func recordRequest(route: String, status: Int, duration: Duration) {
+    let labels = [("route", route), ("status", String(status))]
     registry.makeCounter(
-      name: "innerpeace_http_requests_total", labels: [("route", route), ("status", String(status))],
-      help: "HTTP requests by route and status."
+      descriptor: .init(
+        metricName: "innerpeace_http_requests", unitName: "total", helpText: "HTTP requests by route and status."),
+      labels: labels
     ).increment()
+    registry.makeDurationHistogram(
+      descriptor: .init(
+        metricName: "http_request_duration", unitName: "seconds",
+        helpText: "Time from a request's head to its response, by route and status."),
+      labels: labels, buckets: Self.requestBuckets
+    ).record(duration)
   }
 
-  func exposition() -> [UInt8] { registry.emitToBuffer() }
+  /// The exposition, with the process figures read now.
+  func exposition() -> [UInt8] {
+    if let process = ProcessFigures.current() {
+      residentMemory.set(Double(process.residentBytes))
+      openFileDescriptors.set(Double(process.openFileDescriptors))
+      let added = cpuSecondsCounted.withLockedValue { counted -> Double in
+        let delta = max(0, process.cpuSeconds - counted)
+        counted += delta
+        return delta
+      }
+      if added > 0 { cpuSeconds.increment(by: added) }
+    }
+    return registry.emitToBuffer()
+  }
+}
+
+/// The server process's own figures, from `/proc/self` (Linux).
+struct ProcessFigures {
+  let residentBytes: Int
+  let openFileDescriptors: Int
+  let cpuSeconds: Double
+
+  static func current() -> ProcessFigures? {
+    guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8),
+      let stat = try? String(contentsOfFile: "/proc/self/stat", encoding: .utf8)
+    else { return nil }
+    let pages = statm.split(separator: " ")
+    guard pages.count > 1, let resident = Int(pages[1]) else { return nil }
+    // Fields after the command name (which may hold spaces, inside parentheses): utime and
+    // stime are fields 14 and 15 of the line, the 12th and 13th after the ')'.
+    guard let close = stat.lastIndex(of: ")") else { return nil }
+    let fields = stat[stat.index(after: close)...].split(separator: " ")
+    guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+    let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+    let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0
+    return ProcessFigures(
+      residentBytes: resident * Int(sysconf(Int32(_SC_PAGESIZE))), openFileDescriptors: descriptors,
+      cpuSeconds: ticks > 0 ? (user + system) / ticks : 0)
+  }
 }

@@ -69,13 +69,17 @@ final class WorkerPool: @unchecked Sendable {
     self.logger = logger
     slots = Array(repeating: .empty, count: count)
     workersGauge = registry.makeGauge(
-      name: "innerpeace_render_workers", help: "Render worker processes running and ready for work.")
+      descriptor: .init(
+        metricName: "innerpeace_render_workers", unitName: "",
+        helpText: "Render worker processes running and ready for work."))
     failuresCounter = registry.makeCounter(
-      name: "innerpeace_render_worker_failures_total",
-      help: "Render worker processes that died, hung or failed to start (each is replaced).")
+      descriptor: .init(
+        metricName: "innerpeace_render_worker_failures", unitName: "total",
+        helpText: "Render worker processes that died, hung or failed to start (each is replaced)."))
     retirementsCounter = registry.makeCounter(
-      name: "innerpeace_render_worker_retirements_total",
-      help: "Render worker processes replaced because they held more memory at rest than --worker-memory-mb.")
+      descriptor: .init(
+        metricName: "innerpeace_render_worker_retirements", unitName: "total",
+        helpText: "Render worker processes replaced because they held more memory at rest than their limit."))
     let supervisor = Thread { [self] in supervise() }
     supervisor.name = "innerpeace-worker-supervisor"
     supervisor.start()
