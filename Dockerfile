@@ -17,6 +17,8 @@ RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-ins
     && rm -rf /var/lib/apt/lists/* && useradd --system --uid 10001 innerpeace
 COPY --from=build /out/ /app/
 USER innerpeace
+# Every serve option can come from INNERPEACE_*; PORT (set by most platforms) picks the port.
+ENV INNERPEACE_HOST=0.0.0.0
 EXPOSE 8080
 ENTRYPOINT ["/app/innerpeace"]
-CMD ["serve", "--host", "0.0.0.0", "--port", "8080"]
+CMD ["serve"]

@@ -181,7 +181,8 @@ struct ServeCommand: AsyncParsableCommand {
     if let logLevel {
       guard let level = Logger.Level(rawValue: logLevel.lowercased()) else {
         throw CommandLineError.usage(
-          "--log-level '\(logLevel)' (or LOG_LEVEL) is not a level: use trace, debug, info, notice, warning, error or critical")
+          "--log-level '\(logLevel)' (or LOG_LEVEL) is not a level: use trace, debug, info, notice, warning, error or critical"
+        )
       }
       configuration.logLevel = level
     }

@@ -78,7 +78,8 @@ enum ServeEnvironment {
     } catch {
       // Which variable? The first whose value, alone, makes the command line fail.
       if (try? InnerPeaceCommand.parseAsRoot(["serve"] + commandLine)) != nil {
-        for addition in additions where (try? InnerPeaceCommand.parseAsRoot(["serve"] + commandLine + addition.arguments)) == nil {
+        for addition in additions
+        where (try? InnerPeaceCommand.parseAsRoot(["serve"] + commandLine + addition.arguments)) == nil {
           throw CommandLineError.usage(
             "\(addition.variable)=\(addition.value): not a valid value for --\(addition.arguments[0].dropFirst(2))")
         }

@@ -528,8 +528,5 @@ final class ConnectionRefusal: ChannelInboundHandler, RemovableChannelHandler {
 
 /// `{"error": {"message": ...}}`, as ``ServiceError`` writes it.
 func jsonErrorBody(_ message: String) -> [UInt8] {
-  let data =
-    (try? JSONSerialization.data(
-      withJSONObject: ["error": ["message": message]], options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
-  return Array(data)
+  Array((try? ServiceJSON.encode(ErrorBody(error: .init(message: message, parameter: nil)))) ?? Data())
 }

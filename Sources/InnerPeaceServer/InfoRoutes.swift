@@ -24,7 +24,7 @@ struct InfoRoutes<Renderer: CardRendering> {
 
   /// `/healthz`
   func health() throws -> Response {
-    try json(["status": "ok", "quotes": service.catalog.quotes.count, "pictures": service.catalog.pictures.count])
+    try json(Health(status: "ok", quotes: service.catalog.quotes.count, pictures: service.catalog.pictures.count))
   }
 
   /// `/metrics`
@@ -44,19 +44,18 @@ struct InfoRoutes<Renderer: CardRendering> {
 
   /// One quote as the API describes it: index, text, author, share message and the absolute,
   /// versioned URL of its og card.
-  private func quoteObject(_ index: Int, request: Request) -> [String: any Sendable] {
+  private func quoteObject(_ index: Int, request: Request) -> QuoteResponse {
     let quote = service.catalog.quotes[index]
     let picture = service.catalog.pictures[index % service.catalog.pictures.count]
     let links = service.links
-    return [
-      "index": index, "text": quote.text, "author": quote.author, "shareMessage": quote.shareMessage,
-      "imageURL": links.absolute(
-        links.cardPath(quote: index, picture: picture, options: CardOptions()), for: request),
-    ]
+    return QuoteResponse(
+      index: index, text: quote.text, author: quote.author, shareMessage: quote.shareMessage,
+      imageURL: links.absolute(links.cardPath(quote: index, picture: picture, options: CardOptions()), for: request),
+      pageURL: links.absolute(links.quotePagePath(index), for: request))
   }
 
-  private func json(_ value: Any) throws -> Response {
-    let data = try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes])
+  private func json(_ value: some Encodable) throws -> Response {
+    let data = try ServiceJSON.encode(value)
     return Response(
       status: .ok, headers: [.contentType: "application/json; charset=utf-8", .contentLength: String(data.count)],
       body: .init(byteBuffer: ByteBuffer(bytes: data)))
@@ -68,5 +67,33 @@ struct InfoRoutes<Renderer: CardRendering> {
       status: .ok,
       headers: [.contentType: type, .contentLength: String(buffer.readableBytes), .cacheControl: cacheControl],
       body: .init(byteBuffer: buffer))
+  }
+}
+
+/// `/quotes/{index}` and each entry of `/quotes`.
+struct QuoteResponse: Codable, Sendable {
+  let index: Int
+  let text: String
+  let author: String
+  let shareMessage: String
+  /// The absolute, versioned URL of the quote's og card.
+  let imageURL: String
+  /// The absolute URL of the quote's page (link previews).
+  let pageURL: String
+}
+
+/// `/healthz`.
+struct Health: Codable, Sendable {
+  let status: String
+  let quotes: Int
+  let pictures: Int
+}
+
+/// The service's one JSON encoder: sorted keys, slashes as they are.
+enum ServiceJSON {
+  static func encode(_ value: some Encodable) throws -> Data {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    return try encoder.encode(value)
   }
 }

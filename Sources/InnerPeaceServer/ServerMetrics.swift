@@ -31,7 +31,8 @@ final class ServerMetrics: Sendable {
 
   init() {
     cacheHits = registry.makeCounter(
-      descriptor: .init(metricName: "innerpeace_card_cache_hits", unitName: "total", helpText: "Cards served from memory."))
+      descriptor: .init(
+        metricName: "innerpeace_card_cache_hits", unitName: "total", helpText: "Cards served from memory."))
     cacheMisses = registry.makeCounter(
       descriptor: .init(
         metricName: "innerpeace_card_cache_misses", unitName: "total", helpText: "Cards that had to be rendered."))
@@ -50,7 +51,8 @@ final class ServerMetrics: Sendable {
         metricName: "process_resident_memory", unitName: "bytes",
         helpText: "Resident memory of the server process (render workers not included)."))
     openFileDescriptors = registry.makeGauge(
-      descriptor: .init(metricName: "process_open", unitName: "fds", helpText: "Open file descriptors of the server process."))
+      descriptor: .init(
+        metricName: "process_open", unitName: "fds", helpText: "Open file descriptors of the server process."))
     cpuSeconds = registry.makeCounter(
       descriptor: .init(
         metricName: "process_cpu_seconds", unitName: "total",

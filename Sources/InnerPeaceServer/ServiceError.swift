@@ -22,10 +22,7 @@ public struct ServiceError: HTTPResponseError, Sendable {
   }
 
   public func response(from request: Request, context: some RequestContext) throws -> Response {
-    var object: [String: String] = ["message": message]
-    if let parameter { object["parameter"] = parameter }
-    let data = try JSONSerialization.data(
-      withJSONObject: ["error": object], options: [.sortedKeys, .withoutEscapingSlashes])
+    let data = try ServiceJSON.encode(ErrorBody(error: .init(message: message, parameter: parameter)))
     var fields = headers
     fields[.contentType] = "application/json; charset=utf-8"
     fields[.contentLength] = String(data.count)
@@ -62,4 +59,14 @@ public struct ServiceError: HTTPResponseError, Sendable {
       return ServiceError(.internalServerError, "the card could not be rendered")
     }
   }
+}
+
+/// The body of every error: `{"error": {"message": ..., "parameter": ...}}`.
+struct ErrorBody: Codable, Sendable {
+  struct Detail: Codable, Sendable {
+    let message: String
+    /// The query parameter at fault, when one is.
+    let parameter: String?
+  }
+  let error: Detail
 }

@@ -18,7 +18,8 @@ import Testing
       let list = try #require(reply.json as? [[String: Any]], "\(reply.text.prefix(200))")
       #expect(list.count == catalog.quotes.count)
       for (position, object) in list.enumerated() {
-        #expect(Set(object.keys) == ["index", "text", "author", "shareMessage", "imageURL"], "\(object)")
+        #expect(Set(object.keys) == ["index", "text", "author", "shareMessage", "imageURL", "pageURL"], "\(object)")
+        #expect((object["pageURL"] as? String)?.hasSuffix("/q/\(position)") == true)
         #expect(object["index"] as? Int == position)
         let quote = catalog.quotes[position]
         #expect(object["text"] as? String == quote.text)
