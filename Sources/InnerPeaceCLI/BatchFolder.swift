@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import InnerPeace
+import InnerPeaceServer
 
 #if canImport(Glibc)
   import Glibc
@@ -204,10 +205,10 @@ enum Gallery {
   static func html(entries: [ManifestEntry], title: String) -> String {
     var body = ""
     for entry in entries {
-      let file = escape(entry.item.fileName)
+      let file = Markup.escaped(entry.item.fileName)
       body += """
-          <figure><a href="\(file)"><img src="\(file)" loading="lazy" width="\(entry.width)" height="\(entry.height)" alt="\(escape(entry.quote.shareMessage))"></a>
-          <figcaption><span class="n">#\(entry.item.quoteIndex) · \(escape(entry.item.preset.description)) · \(escape(entry.item.picture))</span>\(escape(entry.quote.shareMessage))</figcaption></figure>
+          <figure><a href="\(file)"><img src="\(file)" loading="lazy" width="\(entry.width)" height="\(entry.height)" alt="\(Markup.escaped(entry.quote.shareMessage))"></a>
+          <figcaption><span class="n">#\(entry.item.quoteIndex) · \(Markup.escaped(entry.item.preset.description)) · \(Markup.escaped(entry.item.picture))</span>\(Markup.escaped(entry.quote.shareMessage))</figcaption></figure>
 
         """
     }
@@ -217,7 +218,7 @@ enum Gallery {
       <head>
       <meta charset="utf-8">
       <meta name="viewport" content="width=device-width, initial-scale=1">
-      <title>\(escape(title))</title>
+      <title>\(Markup.escaped(title))</title>
       <style>
       body { margin: 0; padding: 24px; background: #111; color: #ddd; font: 15px/1.4 system-ui, sans-serif; }
       h1 { font-weight: 400; font-size: 20px; margin: 0 0 16px; }
@@ -229,27 +230,12 @@ enum Gallery {
       </style>
       </head>
       <body>
-      <h1>\(escape(title)) · \(entries.count) images</h1>
+      <h1>\(Markup.escaped(title)) · \(entries.count) images</h1>
       <main>
       \(body)</main>
       </body>
       </html>
 
       """
-  }
-
-  static func escape(_ text: String) -> String {
-    var result = ""
-    for character in text {
-      switch character {
-      case "&": result += "&amp;"
-      case "<": result += "&lt;"
-      case ">": result += "&gt;"
-      case "\"": result += "&quot;"
-      case "'": result += "&#39;"
-      default: result.append(character)
-      }
-    }
-    return result
   }
 }

@@ -54,16 +54,17 @@ struct FeedRoutes<Renderer: CardRendering> {
       let quote = catalog.quotes[day.quoteIndex]
       let page = origin + links.quotePagePath(day.quoteIndex)
       let image = origin + links.cardPath(quote: day.quoteIndex, picture: day.picture, options: options)
-      let html = "<p><img src=\"\(xml(image))\" alt=\"\(xml(quote.shareMessage))\" width=\"1200\" height=\"630\"></p>"
+      let html =
+        "<p><img src=\"\(Markup.escaped(image))\" alt=\"\(Markup.escaped(quote.shareMessage))\" width=\"1200\" height=\"630\"></p>"
       entries += """
           <entry>
             <id>urn:innerpeace:quote-of-the-day:\(day.date)</id>
-            <title>\(xml(quote.shareMessage))</title>
+            <title>\(Markup.escaped(quote.shareMessage))</title>
             <updated>\(Self.timestamp(day.start, zone: zone))</updated>
-            <link rel="alternate" type="text/html" href="\(xml(page))"/>
-            <link rel="enclosure" type="image/jpeg" href="\(xml(image))"/>
-            <summary>\(xml(quote.shareMessage))</summary>
-            <content type="html">\(xml(html))</content>
+            <link rel="alternate" type="text/html" href="\(Markup.escaped(page))"/>
+            <link rel="enclosure" type="image/jpeg" href="\(Markup.escaped(image))"/>
+            <summary>\(Markup.escaped(quote.shareMessage))</summary>
+            <content type="html">\(Markup.escaped(html))</content>
           </entry>
 
         """
@@ -75,8 +76,8 @@ struct FeedRoutes<Renderer: CardRendering> {
         <title>Inner Peace: the quote of the day</title>
         <updated>\(Self.timestamp(today.start, zone: zone))</updated>
         <author><name>Inner Peace</name></author>
-        <link rel="self" type="application/atom+xml" href="\(xml(origin))/feed.xml"/>
-        <link rel="alternate" type="text/html" href="\(xml(origin))/"/>
+        <link rel="self" type="application/atom+xml" href="\(Markup.escaped(origin))/feed.xml"/>
+        <link rel="alternate" type="text/html" href="\(Markup.escaped(origin))/"/>
       \(entries)</feed>
 
       """
@@ -110,21 +111,4 @@ struct FeedRoutes<Renderer: CardRendering> {
     formatter.formatOptions = [.withInternetDateTime]
     return formatter.string(from: date)
   }
-}
-
-/// Text for XML and HTML, in elements and in quoted attributes.
-func xml(_ text: String) -> String {
-  var result = ""
-  result.reserveCapacity(text.utf8.count)
-  for character in text {
-    switch character {
-    case "&": result += "&amp;"
-    case "<": result += "&lt;"
-    case ">": result += "&gt;"
-    case "\"": result += "&quot;"
-    case "'": result += "&#39;"
-    default: result.append(character)
-    }
-  }
-  return result
 }

@@ -77,7 +77,7 @@ struct PageRoutes<Renderer: CardRendering> {
       <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Not found: Inner Peace</title>
       <meta name="viewport" content="width=device-width, initial-scale=1"></head>
       <body style="background:#000;color:#fff;font:18px/1.4 system-ui,sans-serif;margin:2em">
-      <p>\(WebPage.escape(message)).</p><p><a style="color:#fff" href="/">Today\u{2019}s quote</a></p></body></html>
+      <p>\(Markup.escaped(message)).</p><p><a style="color:#fff" href="/">Today\u{2019}s quote</a></p></body></html>
       """
     let buffer = ByteBuffer(string: html)
     return Response(

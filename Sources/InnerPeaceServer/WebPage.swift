@@ -30,32 +30,32 @@ enum WebPage {
     <meta charset="utf-8">
     <meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">
     <meta name="color-scheme" content="dark">
-    <title>\(escape(content.title))</title>
-    <meta name="description" content="\(escape(content.description))">
-    <link rel="canonical" href="\(escape(content.url))">
+    <title>\(Markup.escaped(content.title))</title>
+    <meta name="description" content="\(Markup.escaped(content.description))">
+    <link rel="canonical" href="\(Markup.escaped(content.url))">
     <link rel="icon" href="/favicon.svg" type="image/svg+xml">
     <link rel="icon" href="/favicon.ico" sizes="32x32">
     <meta property="og:type" content="website">
     <meta property="og:site_name" content="Inner Peace">
-    <meta property="og:title" content="\(escape(content.title))">
-    <meta property="og:description" content="\(escape(content.description))">
-    <meta property="og:url" content="\(escape(content.url))">
-    <meta property="og:image" content="\(escape(content.image))">
+    <meta property="og:title" content="\(Markup.escaped(content.title))">
+    <meta property="og:description" content="\(Markup.escaped(content.description))">
+    <meta property="og:url" content="\(Markup.escaped(content.url))">
+    <meta property="og:image" content="\(Markup.escaped(content.image))">
     <meta property="og:image:type" content="image/jpeg">
     <meta property="og:image:width" content="1200">
     <meta property="og:image:height" content="630">
-    <meta property="og:image:alt" content="\(escape(content.imageAlt))">
+    <meta property="og:image:alt" content="\(Markup.escaped(content.imageAlt))">
     <meta name="twitter:card" content="summary_large_image">
-    <meta name="twitter:title" content="\(escape(content.title))">
-    <meta name="twitter:description" content="\(escape(content.description))">
-    <meta name="twitter:image" content="\(escape(content.image))">
-    <meta name="twitter:image:alt" content="\(escape(content.imageAlt))">
+    <meta name="twitter:title" content="\(Markup.escaped(content.title))">
+    <meta name="twitter:description" content="\(Markup.escaped(content.description))">
+    <meta name="twitter:image" content="\(Markup.escaped(content.image))">
+    <meta name="twitter:image:alt" content="\(Markup.escaped(content.imageAlt))">
     <style>\(style)</style>
     </head>
-    <body data-first-card="\(escape(content.firstCard))" data-first-page="\(escape(content.firstPage))">
+    <body data-first-card="\(Markup.escaped(content.firstCard))" data-first-page="\(Markup.escaped(content.firstPage))">
     <main>
     <div class="card" id="card" tabindex="0" role="button" aria-label="Show another quote" aria-describedby="quote">
-    <img id="quote" alt="\(escape(content.imageAlt))" src="\(escape(content.image))">
+    <img id="quote" alt="\(Markup.escaped(content.imageAlt))" src="\(Markup.escaped(content.image))">
     </div>
     <button class="pill share" id="share" type="button">Share</button>
     <p class="pill status" id="status" role="status" aria-live="polite"></p>
@@ -64,22 +64,6 @@ enum WebPage {
     </body>
     </html>
     """
-  }
-
-  /// Text for HTML text and double-quoted attributes.
-  static func escape(_ text: String) -> String {
-    var result = ""
-    for character in text {
-      switch character {
-      case "&": result += "&amp;"
-      case "<": result += "&lt;"
-      case ">": result += "&gt;"
-      case "\"": result += "&quot;"
-      case "'": result += "&#39;"
-      default: result.append(character)
-      }
-    }
-    return result
   }
 
   /// The page's style sheet (its SHA-256 is in the Content-Security-Policy).

@@ -32,6 +32,9 @@ import threading
 import time
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "support"))
+from testkit import Results  # noqa: E402
+
 try:
     import websocket  # websocket-client
 except ImportError:
@@ -54,24 +57,6 @@ class Deadline:
     def left(self, cap):
         """At most `cap` seconds, and never past the overall deadline."""
         return max(0.0, min(cap, self.end - time.monotonic()))
-
-
-class Results:
-    def __init__(self):
-        self.passed = 0
-        self.failed = 0
-
-    def check(self, name, ok, detail=""):
-        if ok:
-            self.passed += 1
-            print("ok   - %s" % name, flush=True)
-        else:
-            self.failed += 1
-            print("FAIL - %s%s" % (name, ": " + detail if detail else ""), flush=True)
-        return ok
-
-    def info(self, text):
-        print("info - %s" % text, flush=True)
 
 
 class LineReader(threading.Thread):
@@ -425,7 +410,7 @@ def run(args, results, deadline, children):
             browser=True,
         )
     except CDPError as error:
-        results.info("clipboard permission not granted (%s); the page's execCommand fallback must copy" % error)
+        results.info("clipboard permission not granted (%s); Share may report it could not copy" % error)
 
     # 3. Each viewport: the first card, covering, sharp, WebP; then a prefetched tap.
     os.makedirs(SHOTS, exist_ok=True)

@@ -19,7 +19,6 @@ Prints one line per check and `N passed, M failed`; exits 1 if any check failed.
 import argparse
 import os
 import re
-import socket
 import subprocess
 import sys
 import tempfile
@@ -29,54 +28,11 @@ import urllib.request
 
 import feedparser  # noqa: E402  (PyPI)
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "support"))
+from testkit import Results, fetch, free_port, jpeg_size  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 VALIDATOR = os.path.join(ROOT, "Tests", "ical", "validate_ics.py")
-
-
-class Results:
-    def __init__(self):
-        self.passed = 0
-        self.failed = 0
-
-    def check(self, name, ok, detail=""):
-        if ok:
-            self.passed += 1
-            print("ok   - %s" % name, flush=True)
-        else:
-            self.failed += 1
-            print("FAIL - %s %s" % (name, detail), flush=True)
-        return ok
-
-
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def fetch(url, timeout=30):
-    """(status, headers, body), also for an HTTP error status."""
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as response:
-            return response.status, dict(response.headers), response.read()
-    except urllib.error.HTTPError as error:
-        return error.code, dict(error.headers), error.read()
-
-
-def jpeg_size(data):
-    """(width, height) from a JPEG's first SOF marker, or None."""
-    if data[:2] != b"\xff\xd8":
-        return None
-    i = 2
-    while i + 9 < len(data):
-        if data[i] != 0xFF:
-            return None
-        marker = data[i + 1]
-        length = int.from_bytes(data[i + 2 : i + 4], "big")
-        if marker in (0xC0, 0xC1, 0xC2):
-            return int.from_bytes(data[i + 7 : i + 9], "big"), int.from_bytes(data[i + 5 : i + 7], "big")
-        i += 2 + length
-    return None
 
 
 def main():
@@ -161,8 +117,7 @@ def main():
             server.wait(timeout=20)
         except subprocess.TimeoutExpired:
             server.kill()
-    print("%d passed, %d failed" % (results.passed, results.failed))
-    return 0 if results.failed == 0 else 1
+    return results.summary()
 
 
 if __name__ == "__main__":

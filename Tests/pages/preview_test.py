@@ -16,51 +16,31 @@ Prints one line per check and `N passed, M failed`; exits 1 if any check failed.
 import argparse
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
+import urllib.error
 import warnings
 
 import metadata_parser  # PyPI
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "support"))
+from testkit import Results, fetch, free_port, jpeg_size  # noqa: E402
+
 warnings.filterwarnings("ignore")
-results = []
+results = Results()
 
 
 def check(condition, name):
-    results.append(bool(condition))
-    print(("ok   - " if condition else "FAIL - ") + name, flush=True)
-
-
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    results.check(name, condition)
 
 
 def get(url, accept=None):
-    request = urllib.request.Request(url, headers={"Accept": accept} if accept else {})
-    with urllib.request.urlopen(request, timeout=60) as response:
-        return response.status, dict(response.headers), response.read()
-
-
-def jpeg_size(data):
-    """(width, height) from a JPEG's first SOF marker, or None."""
-    if data[:2] != b"\xff\xd8":
-        return None
-    i = 2
-    while i + 9 < len(data):
-        if data[i] != 0xFF:
-            return None
-        marker = data[i + 1]
-        length = int.from_bytes(data[i + 2 : i + 4], "big")
-        if marker in (0xC0, 0xC1, 0xC2):
-            return int.from_bytes(data[i + 7 : i + 9], "big"), int.from_bytes(data[i + 5 : i + 7], "big")
-        i += 2 + length
-    return None
+    status, headers, body = fetch(url, timeout=60, headers={"Accept": accept} if accept else None)
+    if status >= 400:
+        raise urllib.error.HTTPError(url, status, "", headers, None)
+    return status, headers, body
 
 
 def main():
@@ -93,9 +73,7 @@ def main():
         finally:
             server.terminate()
             server.wait(timeout=30)
-    failed = results.count(False)
-    print(f"{len(results) - failed} passed, {failed} failed")
-    return 1 if failed else 0
+    return results.summary()
 
 
 def run(origin, quotes):
@@ -136,7 +114,7 @@ def run(origin, quotes):
         get(origin + "/q/99999", accept="text/html")
         check(False, "/q/99999 is a 404")
     except urllib.error.HTTPError as error:
-        check(error.code == 404 and error.headers.get("Content-Type", "").startswith("text/html"),
+        check(error.code == 404 and (error.headers or {}).get("Content-Type", "").startswith("text/html"),
               "/q/99999 is an HTML 404 for a browser")
 
 
