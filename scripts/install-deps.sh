@@ -47,7 +47,8 @@ if [ "${1:-}" = "--with-test-tools" ]; then
   [ -x .build/pytools/bin/python ] || python3 -m venv .build/pytools
   wanted=()
   for requirement in "${PY_TEST_PACKAGES[@]}"; do
-    installed=$(.build/pytools/bin/python -m pip show "${requirement%%==*}" 2>/dev/null | sed -n 's/^Version: //p')
+    # pip show fails for a package not installed yet: that is "none", not an error.
+    installed=$( (.build/pytools/bin/python -m pip show "${requirement%%==*}" 2>/dev/null || true) | sed -n 's/^Version: //p')
     [ "$installed" = "${requirement##*==}" ] || wanted+=("$requirement")
   done
   if [ ${#wanted[@]} -gt 0 ]; then
