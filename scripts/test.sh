@@ -2,7 +2,7 @@
 # Every test: install missing system packages (and the browser-test tools), check formatting,
 # build, run the Swift test suites (core, server, the built CLI end to end), then load the web page
 # in headless Chromium against the running server, run schemathesis against it, then fuzzes each libFuzzer target for
-# FUZZ_SECONDS (default 60) from its seed corpus (scripts/fuzz.sh).
+# FUZZ_SECONDS (default 45 here) from its seed corpus (scripts/fuzz.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh --with-test-tools
@@ -26,14 +26,20 @@ ASAN_OPTIONS=detect_leaks=0 .build-address/debug/innerpeacePackageTests.xctest -
 # test that bounds 503s by 50 ms of wall-clock time took 51-56 ms under TSan with the whole suite
 # running beside it (one run in three), so it runs on its own afterwards.
 swift build --build-tests --sanitize=thread --scratch-path .build-thread --disable-build-manifest-caching
+# The two tests that bound a live server by wall-clock time (a render seen in flight before
+# SIGTERM; the live client's read timeout) took over their bounds once with the whole server
+# suite running beside them under TSan, so they run alone afterwards too.
 .build-thread/debug/innerpeacePackageTests.xctest --testing-library swift-testing \
-  --filter InnerPeaceServerTests --filter RenderTests --skip shutdownFinishesWhatItAccepted --skip overloadAnswers503Fast
+  --filter InnerPeaceServerTests --filter RenderTests --skip shutdownFinishesWhatItAccepted --skip overloadAnswers503Fast \
+  --skip sigtermDrainsInFlightRequest --skip headersAndLimitsOnTheWire
 .build-thread/debug/innerpeacePackageTests.xctest --testing-library swift-testing --filter overloadAnswers503Fast
+.build-thread/debug/innerpeacePackageTests.xctest --testing-library swift-testing \
+  --filter sigtermDrainsInFlightRequest --filter headersAndLimitsOnTheWire
 /usr/bin/python3 Tests/browser/page_test.py --binary .build/debug/innerpeace
 # Link previews as a link-preview parser reads them (metadata-parser, PyPI).
 .build/pytools/bin/python Tests/pages/preview_test.py --binary .build/debug/innerpeace
 # The calendar and Atom feeds, read by icalendar and feedparser (PyPI).
 .build/pytools/bin/python Tests/feeds/feeds_test.py --binary .build/debug/innerpeace
-# The API contract: schemathesis, every check, against a live server (at most ~4 minutes).
-bash scripts/api-contract.sh .build/debug/innerpeace
-bash scripts/fuzz.sh
+# The API contract: schemathesis, every check, against a live server (generation stops after 150 s).
+CONTRACT_SECONDS="${CONTRACT_SECONDS:-180}" bash scripts/api-contract.sh .build/debug/innerpeace
+FUZZ_SECONDS="${FUZZ_SECONDS:-45}" bash scripts/fuzz.sh
