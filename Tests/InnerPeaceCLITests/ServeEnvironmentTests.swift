@@ -30,7 +30,8 @@ import Testing
       process.waitUntilExit()
     }
     var base: String?
-    let deadline = Date().addingTimeInterval(30)
+    // Generous: on a loaded machine a debug server took over 30 s to start beside the suite.
+    let deadline = Date().addingTimeInterval(120)
     while base == nil && Date() < deadline && process.isRunning {
       let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
       if let range = text.range(of: #"listening on (http://[0-9.:]+)"#, options: .regularExpression) {
