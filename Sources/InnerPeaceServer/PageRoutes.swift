@@ -89,10 +89,6 @@ struct PageRoutes<Renderer: CardRendering> {
       body: .init(byteBuffer: buffer))
   }
 
-  private func percentEncoded(_ text: String) -> String {
-    text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? text
-  }
-
   // MARK: Favicon
 
   /// `/favicon.svg`: a white quotation mark on the app's dark green.

@@ -72,7 +72,7 @@ public struct URLSigner: Sendable {
   static func message(path: String, parameters: [(name: String, value: String)]) -> String {
     var pairs: [(name: String, value: String)] = []
     for parameter in parameters where parameter.name != "signature" {
-      pairs.append((percentEncoded(parameter.name), percentEncoded(parameter.value)))
+      pairs.append((InnerPeaceServer.percentEncoded(parameter.name), InnerPeaceServer.percentEncoded(parameter.value)))
     }
     pairs.sort { first, second in first.name != second.name ? first.name < second.name : first.value < second.value }
     let canonical: [String] = pairs.map { pair in pair.name + "=" + pair.value }
@@ -95,22 +95,6 @@ public struct URLSigner: Sendable {
       parameters.append((name, value))
     }
     return parameters
-  }
-
-  /// Percent-encodes everything but RFC 3986's unreserved characters, in UTF-8.
-  static func percentEncoded(_ text: String) -> String {
-    var result = ""
-    for byte in text.utf8 {
-      switch byte {
-      case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-        UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-        UInt8(ascii: "~"):
-        result.unicodeScalars.append(Unicode.Scalar(byte))
-      default:
-        result += String(format: "%%%02X", byte)
-      }
-    }
-    return result
   }
 
   static func base64URL(_ bytes: [UInt8]) -> String {
