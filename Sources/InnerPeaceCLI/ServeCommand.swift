@@ -153,7 +153,7 @@ struct ServeCommand: AsyncParsableCommand {
     }
     do {
       try await app.runService()
-    } catch where !listening.flag.load(ordering: .relaxed) {
+    } catch  where !listening.flag.load(ordering: .relaxed) {
       throw CommandLineError(
         description: "cannot listen on --host \(host) --port \(configuration.port): \(error)",
         exitCode: ExitStatus.software)
