@@ -143,6 +143,7 @@ import Testing
     [
       "host": "127.0.0.1", "catalog": "/nonexistent-catalog", "public-url": "https://cards.example.com",
       "signing-key-file": keyFile.path, "time-zone": "UTC", "log-level": "info", "log-format": "json",
+      "worker-memory-mb": "72",
     ][option] ?? "1"
   }
 
