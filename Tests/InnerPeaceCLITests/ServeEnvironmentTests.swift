@@ -134,7 +134,7 @@ import Testing
   /// A URL-signing key file (32 bytes and more), for the runs that need a readable one.
   static let keyFile: URL = {
     let url = FileManager.default.temporaryDirectory.appendingPathComponent("serve-env-key-\(UUID().uuidString)")
-    FileManager.default.createFile(atPath: url.path, contents: Data(String(repeating: "k", count: 40).utf8))
+    _ = FileManager.default.createFile(atPath: url.path, contents: Data(String(repeating: "k", count: 40).utf8))
     return url
   }()
 
