@@ -23,15 +23,16 @@ struct InnerPeaceCommand: AsyncParsableCommand {
         throw CommandLineError.usage("\(argument) is not valid UTF-8")
       }
       let arguments = Array(CommandLine.arguments.dropFirst())
-      var command =
-        arguments.first == "serve"
-        ? try ServeEnvironment.parse(
+      if arguments.first == "serve" {
+        let (command, sources) = try ServeEnvironment.parse(
           commandLine: Array(arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
-        : try parseAsRoot()
-      if var asyncCommand = command as? any AsyncParsableCommand {
-        try await asyncCommand.run()
+        do {
+          try await run(command)
+        } catch let error as CommandLineError {
+          throw ServeEnvironment.attributed(error, sources: sources)
+        }
       } else {
-        try command.run()
+        try await run(try parseAsRoot())
       }
     } catch let code as ExitCode {
       // A command that already said what went wrong (batch: the failures and the summary).
@@ -41,13 +42,35 @@ struct InnerPeaceCommand: AsyncParsableCommand {
     } catch let error as CommandLineError {
       fail(error.description, code: error.exitCode)
     } catch let error as InnerPeaceError {
-      fail(error.description, code: ExitStatus.code(for: error))
+      fail(wording(for: error), code: ExitStatus.code(for: error))
     } catch {
       // --help and --version arrive here as "errors" that exit 0: let ArgumentParser print them.
       if exitCode(for: error) == .success { exit(withError: error) }
       fail(
         message(for: error).split(separator: "\n").first.map(String.init) ?? "invalid arguments", code: ExitStatus.usage
       )
+    }
+  }
+
+  /// The one place the core's neutral wording names the command line's options: a reason that
+  /// starts with a parameter's name (`days 0 must be from 1 to 366`) names its option instead
+  /// (`--days 0 must be from 1 to 366`).
+  static func wording(for error: InnerPeaceError) -> String {
+    guard case .optionsConflict(let reason) = error else { return error.description }
+    for name in ["days", "hour", "shard", "preset", "count"]
+    where reason.hasPrefix(name + " ") || reason.hasPrefix(name + ":") {
+      return "--" + reason
+    }
+    return reason
+  }
+
+  /// Runs a parsed command, async or not.
+  private static func run(_ command: any ParsableCommand) async throws {
+    var command = command
+    if var asyncCommand = command as? any AsyncParsableCommand {
+      try await asyncCommand.run()
+    } else {
+      try command.run()
     }
   }
 

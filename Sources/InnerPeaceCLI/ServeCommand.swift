@@ -4,6 +4,7 @@ import Hummingbird
 import InnerPeace
 import InnerPeaceServer
 import Logging
+import Synchronization
 
 /// `innerpeace serve`: the HTTP service.
 struct ServeCommand: AsyncParsableCommand {
@@ -137,16 +138,32 @@ struct ServeCommand: AsyncParsableCommand {
   func run() async throws {
     let configuration = try makeConfiguration()
     let host = configuration.host
+    let listening = Listening()
     let app: any ApplicationProtocol
     do {
       app = try buildApplication(configuration: configuration) { port in
+        listening.flag.store(true, ordering: .relaxed)
         warn("innerpeace: listening on http://\(host):\(port)")
       }
     } catch let error as ServerConfigurationError {
       throw CommandLineError(description: error.description, exitCode: ExitStatus.software)
+    } catch let error as InnerPeaceError where catalog != nil && error.isCatalogProblem {
+      // Named by its option, so that one set from INNERPEACE_CATALOG is traced to the variable.
+      throw CommandLineError(description: "--catalog: \(error.description)", exitCode: ExitStatus.code(for: error))
     }
-    try await app.runService()
+    do {
+      try await app.runService()
+    } catch  where !listening.flag.load(ordering: .relaxed) {
+      throw CommandLineError(
+        description: "cannot listen on --host \(host) --port \(configuration.port): \(error)",
+        exitCode: ExitStatus.software)
+    }
     warn("innerpeace: stopped")
+  }
+
+  /// Whether the server got as far as listening (a failure before that is the address's).
+  private final class Listening: Sendable {
+    let flag = Atomic(false)
   }
 
   /// The flags (and, through ``ServeEnvironment``, the environment) as one configuration.
@@ -181,8 +198,7 @@ struct ServeCommand: AsyncParsableCommand {
     if let logLevel {
       guard let level = Logger.Level(rawValue: logLevel.lowercased()) else {
         throw CommandLineError.usage(
-          "--log-level '\(logLevel)' (or LOG_LEVEL) is not a level: use trace, debug, info, notice, warning, error or critical"
-        )
+          "--log-level '\(logLevel)' is not a level: use trace, debug, info, notice, warning, error or critical")
       }
       configuration.logLevel = level
     }
@@ -210,5 +226,15 @@ struct ServeCommand: AsyncParsableCommand {
     if let catalog { arguments += ["--catalog", catalog] }
     arguments += ["--background-cache-mb", String(configuration.backgroundCacheMegabytes)]
     return WorkerLaunch(executable: executable, arguments: arguments)
+  }
+}
+
+extension InnerPeaceError {
+  /// Whether the error is about the catalog's files (as opposed to the fonts or a render).
+  var isCatalogProblem: Bool {
+    switch self {
+    case .catalogUnreadable, .catalogMalformed, .catalogInvalid, .pictureMissing, .pictureUndecodable: true
+    default: false
+    }
   }
 }

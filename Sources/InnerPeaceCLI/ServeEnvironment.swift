@@ -68,13 +68,26 @@ enum ServeEnvironment {
     return additions
   }
 
-  /// `serve`'s command line with the environment's options added, parsed; an environment value
-  /// the command refuses is reported with the variable's name.
-  static func parse(commandLine: [String], environment: [String: String]) throws -> any ParsableCommand {
+  /// Where the environment set an option: its long name, the variable and the value.
+  struct Source: Equatable {
+    let option: String
+    let variable: String
+    let value: String
+  }
+
+  /// `serve`'s command line with the environment's options added, parsed, and the options the
+  /// environment set; an environment value the command refuses is reported with the variable's
+  /// name.
+  static func parse(
+    commandLine: [String], environment: [String: String]
+  ) throws -> (command: any ParsableCommand, sources: [Source]) {
     let additions = try additions(commandLine: commandLine, environment: environment)
     let added = additions.flatMap(\.arguments)
+    let sources = additions.map {
+      Source(option: String($0.arguments[0].dropFirst(2)), variable: $0.variable, value: $0.value)
+    }
     do {
-      return try InnerPeaceCommand.parseAsRoot(["serve"] + commandLine + added)
+      return (try InnerPeaceCommand.parseAsRoot(["serve"] + commandLine + added), sources)
     } catch {
       // Which variable? The first whose value, alone, makes the command line fail.
       if (try? InnerPeaceCommand.parseAsRoot(["serve"] + commandLine)) != nil {
@@ -86,5 +99,30 @@ enum ServeEnvironment {
       }
       throw error
     }
+  }
+
+  /// `error` with the variables that set the options it names, so a value refused at start-up
+  /// (out of range, unknown zone, unreadable key file) is traced to the environment:
+  /// `INNERPEACE_PORT=70000: --port 70000 is not a port (0 to 65535)`.
+  static func attributed(_ error: CommandLineError, sources: [Source]) -> CommandLineError {
+    let named = sources.filter { mentions(error.description, option: $0.option) }
+    guard !named.isEmpty else { return error }
+    let prefix = named.map { "\($0.variable)=\($0.value)" }.joined(separator: ", ")
+    return CommandLineError(description: prefix + ": " + error.description, exitCode: error.exitCode)
+  }
+
+  /// Whether `message` names `--option` (not merely a longer option that ends with its name).
+  static func mentions(_ message: String, option: String) -> Bool {
+    let flag = "--" + option
+    var rest = Substring(message)
+    while let range = rest.range(of: flag) {
+      let before = range.lowerBound == message.startIndex ? nil : message[message.index(before: range.lowerBound)]
+      let after = range.upperBound == message.endIndex ? nil : message[range.upperBound]
+      let isWordBefore = before.map { $0.isLetter || $0.isNumber || $0 == "-" } ?? false
+      let isWordAfter = after.map { $0.isLetter || $0.isNumber || $0 == "-" } ?? false
+      if !isWordBefore && !isWordAfter { return true }
+      rest = message[range.upperBound...]
+    }
+    return false
   }
 }

@@ -28,7 +28,8 @@ struct FeedRoutes<Renderer: CardRendering> {
         catalog: service.catalog, from: today.start, days: Self.calendarDays,
         hour: service.configuration.reminderHour, timeZone: zone, seed: nil, includesToday: true, baseURL: origin)
     } catch {
-      throw ServiceError.from(error)
+      // The service's own configuration (validated at start-up), never the request's fault.
+      throw ServiceError(.internalServerError, "the calendar could not be made")
     }
     // Stamped with the day's start, so the calendar is the same bytes all day.
     let body = schedule.iCalendar(stamp: today.start)

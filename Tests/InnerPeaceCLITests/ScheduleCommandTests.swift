@@ -188,6 +188,23 @@ struct ScheduleCommandTests {
 
   // MARK: Errors
 
+  /// The core's reasons are neutral (`days 0 must be ...`); the command line names its options
+  /// (`--days 0 ...`), for schedule and batch alike.
+  @Test func rangeErrorsNameTheOptions() throws {
+    try withTemporaryFolder("innerpeace-schedule-wording") { folder in
+      for (arguments, prefix) in [
+        (["schedule", "-o", folder.appendingPathComponent("d.ics").path, "--days", "0"], "--days 0 "),
+        (["schedule", "-o", folder.appendingPathComponent("d.ics").path, "--hour", "24"], "--hour 24 "),
+        (["batch", "--out-dir", folder.appendingPathComponent("b").path, "--shard", "3/2"], "--shard 3/2"),
+        (["batch", "--out-dir", folder.appendingPathComponent("b").path, "--count", "0"], "--count 0 "),
+      ] {
+        let result = try CLI.run(arguments)
+        #expect(result.status == 64, "\(arguments): \(result.stderr)")
+        #expect(result.stderr.hasPrefix("innerpeace: error: " + prefix), "\(arguments): \(result.stderr)")
+      }
+    }
+  }
+
   @Test(arguments: [
     ["--days", "0"], ["--days", "-1"], ["--days", "100000"], ["--hour", "25"], ["--hour", "24"], ["--hour", "-1"],
     ["--tz", "Mars/Base"], ["--seed", "abc"], ["--base-url", "ftp://cards.example.com"], ["--base-url", "cards"],

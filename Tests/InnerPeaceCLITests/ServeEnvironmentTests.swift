@@ -54,20 +54,24 @@ import Testing
     return (response as? HTTPURLResponse)?.statusCode ?? 0
   }
 
-  /// PORT picks the port; INNERPEACE_ variables set options and flags; JSON log lines carry the
-  /// request's fields.
+  /// PORT picks the port; INNERPEACE_ variables set options and flags (the signing key file and
+  /// --sign-all-images too); JSON log lines carry the request's fields.
   @Test func environmentConfiguresTheServer() async throws {
     let port = Int.random(in: 20_000...40_000)
     let stderr = try await withServer(
       [],
       environment: [
         "PORT": String(port), "INNERPEACE_IN_PROCESS": "true", "INNERPEACE_LOG_FORMAT": "json",
-        "INNERPEACE_CONCURRENCY": "1",
+        "INNERPEACE_CONCURRENCY": "1", "INNERPEACE_SIGNING_KEY_FILE": Self.keyFile.path,
+        "INNERPEACE_SIGN_ALL_IMAGES": "1",
       ]
     ) { base in
       #expect(base == "http://127.0.0.1:\(port)")
       let status = try await get(base + "/healthz?", userAgent: "Probe/2.0")
       #expect(status == 200)
+      // The key file and --sign-all-images from their variables: an unsigned catalog card is refused.
+      let unsigned = try await get(base + "/cards/0.png")
+      #expect(unsigned == 403)
     }
     let requestLine = try #require(stderr.split(separator: "\n").first { $0.contains("\"message\":\"request\"") })
     let object = try #require(
@@ -109,29 +113,115 @@ import Testing
     #expect(capitals.stderr.contains("--port -1"), "\(capitals.stderr)")
   }
 
-  /// Every serve option has its variable: the help lists the environment rule, and each option of
-  /// the command's own description maps to INNERPEACE_ and its name.
-  @Test func everyOptionHasItsVariable() throws {
+  /// `serve`'s options and flags from the command's own description (`--experimental-dump-help`),
+  /// as long names with whether each is a flag.
+  static func serveOptions() throws -> [(name: String, isFlag: Bool)] {
     let dump = try CLI.run(["serve", "--experimental-dump-help"])
     let root = try #require(try JSONSerialization.jsonObject(with: Data(dump.stdout)) as? [String: Any])
     let arguments = try #require((root["command"] as? [String: Any])?["arguments"] as? [[String: Any]])
-    var flags = 0
-    for argument in arguments {
+    return arguments.compactMap { argument in
       guard let names = argument["names"] as? [[String: Any]],
         let long = names.first(where: { $0["kind"] as? String == "long" })?["name"] as? String,
         long != "help", long != "version"
-      else { continue }
-      let variable = "INNERPEACE_" + long.uppercased().replacingOccurrences(of: "-", with: "_")
-      // A value the option cannot take, from the variable alone, must be refused naming it.
-      guard argument["kind"] as? String == "flag" else { continue }
-      flags += 1
-      let result = try CLI.run(["serve"], environment: [variable: "maybe"], timeout: 30)
-      #expect(result.status == 64 && result.stderr.contains(variable), "\(long): \(result.stderr)")
+      else { return nil }
+      return (long, argument["kind"] as? String == "flag")
     }
-    #expect(flags >= 3)
-    for variable in ["INNERPEACE_CONCURRENCY", "INNERPEACE_MAX_CONNECTIONS", "INNERPEACE_DRAIN_TIMEOUT"] {
-      let result = try CLI.run(["serve"], environment: [variable: "lots"], timeout: 30)
-      #expect(result.status == 64 && result.stderr.contains(variable), "\(variable): \(result.stderr)")
+  }
+
+  static func variable(_ option: String) -> String {
+    "INNERPEACE_" + option.uppercased().replacingOccurrences(of: "-", with: "_")
+  }
+
+  /// A URL-signing key file (32 bytes and more), for the runs that need a readable one.
+  static let keyFile: URL = {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("serve-env-key-\(UUID().uuidString)")
+    _ = FileManager.default.createFile(atPath: url.path, contents: Data(String(repeating: "k", count: 40).utf8))
+    return url
+  }()
+
+  /// A value each option takes (numbers take 1).
+  static func goodValue(_ option: String) -> String {
+    [
+      "host": "127.0.0.1", "catalog": "/nonexistent-catalog", "public-url": "https://cards.example.com",
+      "signing-key-file": keyFile.path, "time-zone": "UTC", "log-level": "info", "log-format": "json",
+      "worker-memory-mb": "72",
+    ][option] ?? "1"
+  }
+
+  /// A value each option refuses at start-up (a flag: not a boolean; the host: empty).
+  static func badValue(_ option: String, isFlag: Bool) -> String {
+    isFlag ? "maybe" : option == "host" ? "" : "lots"
+  }
+
+  /// Every serve option and flag has its variable: a value it refuses, from the variable alone,
+  /// stops start-up with one line naming the variable, whatever stage refuses it (parsing, range
+  /// checks, the time zone, the key file, the catalog).
+  @Test func everyOptionHasItsVariable() throws {
+    let options = try Self.serveOptions()
+    let names = Set(options.map(\.name))
+    // The list is the command's own: options of an option group and new flags are in it.
+    for expected in [
+      "host", "port", "catalog", "concurrency", "signing-key-file", "sign-all-images", "in-process", "log-level",
+      "log-format", "drain-timeout", "trust-forwarded-headers", "public-url",
+    ] {
+      #expect(names.contains(expected), "\(expected) is not in \(names.sorted())")
     }
+    for option in options {
+      let variable = Self.variable(option.name)
+      let value = Self.badValue(option.name, isFlag: option.isFlag)
+      let result = try CLI.run(["serve"], environment: [variable: value], timeout: 30)
+      #expect(result.status != 0, "\(variable)=\(value) started the server")
+      #expect(
+        result.stderrLines.count == 1 && result.stderr.contains("\(variable)=\(value)"),
+        "\(variable)=\(value): \(result.stderr)")
+    }
+  }
+
+  /// The command line wins for every option: with the flag given, its variable (holding a value
+  /// the option refuses) is not read; the run stops at another, deliberate error instead.
+  @Test func everyFlagWinsOverItsVariable() throws {
+    for option in try Self.serveOptions() {
+      let variable = Self.variable(option.name)
+      let value = Self.badValue(option.name, isFlag: option.isFlag)
+      let given = option.isFlag ? ["--\(option.name)"] : ["--\(option.name)", Self.goodValue(option.name)]
+      // A refusal the run must reach (the range checks come after every option is read).
+      let stop = option.name == "reminder-hour" ? ["--port=-1"] : ["--reminder-hour", "99"]
+      let result = try CLI.run(["serve"] + given + stop, environment: [variable: value], timeout: 30)
+      #expect(result.status == 64, "\(option.name): \(result.stderr)")
+      #expect(
+        result.stderr.contains(option.name == "reminder-hour" ? "--port -1" : "--reminder-hour 99")
+          && !result.stderr.contains(variable), "\(option.name): \(result.stderr)")
+    }
+  }
+
+  /// A value refused after parsing (a range, a zone, a key file, a missing key) names the
+  /// variable that set it, and only that one; PORT is named as itself.
+  @Test func laterRefusalsNameTheirVariable() throws {
+    for (environment, arguments, expected) in [
+      (["INNERPEACE_PORT": "70000"], [], "INNERPEACE_PORT=70000: --port 70000"),
+      (["PORT": "70000"], [], "PORT=70000: --port 70000"),
+      (["INNERPEACE_TIME_ZONE": "Mars/Base"], [], "INNERPEACE_TIME_ZONE=Mars/Base: "),
+      (["INNERPEACE_SIGNING_KEY_FILE": "/nonexistent/key"], [], "INNERPEACE_SIGNING_KEY_FILE=/nonexistent/key: "),
+      (["INNERPEACE_SIGN_ALL_IMAGES": "true"], [], "INNERPEACE_SIGN_ALL_IMAGES=true: --sign-all-images needs a key"),
+      (["LOG_LEVEL": "loud"], [], "LOG_LEVEL=loud: --log-level 'loud' is not a level"),
+      (
+        ["INNERPEACE_CACHE_MB": "1"], ["--background-cache-mb", "100", "--worker-memory-mb", "50"],
+        "--worker-memory-mb 50"
+      ),
+    ] {
+      let result = try CLI.run(["serve"] + arguments, environment: environment, timeout: 30)
+      #expect(result.status == 64, "\(environment): \(result.stderr)")
+      #expect(
+        result.stderrLines.count == 1 && result.stderr.hasPrefix("innerpeace: error: ")
+          && result.stderr.contains(expected), "\(environment): \(result.stderr)")
+    }
+    // --background-cache-mb is not --cache-mb: the variable of the shorter name is not blamed.
+    let other = try CLI.run(
+      ["serve", "--background-cache-mb", "100", "--worker-memory-mb", "50"],
+      environment: ["INNERPEACE_CACHE_MB": "1"], timeout: 30)
+    #expect(!other.stderr.contains("INNERPEACE_CACHE_MB"), "\(other.stderr)")
+    // The key text keeps its own variable: INNERPEACE_SIGNING_KEY is the key, not an option.
+    let short = try CLI.run(["serve"], environment: ["INNERPEACE_SIGNING_KEY": "short"], timeout: 30)
+    #expect(short.status == 64 && short.stderr.contains("INNERPEACE_SIGNING_KEY"), "\(short.stderr)")
   }
 }

@@ -28,10 +28,10 @@ public struct Shard: Hashable, Sendable, CustomStringConvertible {
   public init(parsing text: String) throws(InnerPeaceError) {
     let parts = text.split(separator: "/", omittingEmptySubsequences: false)
     guard parts.count == 2, let index = Int(parts[0]), let count = Int(parts[1]) else {
-      throw .optionsConflict(reason: "--shard '\(text)' is not of the form I/N (e.g. 2/8)")
+      throw .optionsConflict(reason: "shard '\(text)' is not of the form I/N (e.g. 2/8)")
     }
     guard count >= 1, count <= 100_000, (1...count).contains(index) else {
-      throw .optionsConflict(reason: "--shard \(text): I must be from 1 to N, and N from 1 to 100000")
+      throw .optionsConflict(reason: "shard \(text): I must be from 1 to N, and N from 1 to 100000")
     }
     self.init(uncheckedIndex: index, count: count)
   }
@@ -57,10 +57,10 @@ public struct BatchPlan: Sendable {
     catalog: Catalog, presets: [Preset], quoteCount: Int? = nil, format: ImageFormat = .png, seed: UInt64 = 0,
     shard: Shard = .all
   ) throws(InnerPeaceError) {
-    guard !presets.isEmpty else { throw .optionsConflict(reason: "--preset: at least one preset is needed") }
+    guard !presets.isEmpty else { throw .optionsConflict(reason: "preset: at least one preset is needed") }
     let quotes = quoteCount ?? catalog.quotes.count
     guard (1...catalog.quotes.count).contains(quotes) else {
-      throw .optionsConflict(reason: "--count \(quotes) must be from 1 to \(catalog.quotes.count), the catalog's size")
+      throw .optionsConflict(reason: "count \(quotes) must be from 1 to \(catalog.quotes.count), the catalog's size")
     }
     var unique: [Preset] = []
     for preset in presets where !unique.contains(preset) { unique.append(preset) }

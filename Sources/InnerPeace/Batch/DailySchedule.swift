@@ -25,20 +25,21 @@ public struct DailySchedule: Sendable {
   ///   - days: how many daily events (1 to the number of quotes, so that a shuffle never repeats).
   ///   - seed: shuffles the quotes with this seed; `nil` gives each day its quote of the day.
   ///   - baseURL: the service's origin; each event then links its quote's page, `{base}/q/{index}`.
-  /// - Throws: ``InnerPeaceError/optionsConflict(reason:)`` for days or hour out of range.
+  /// - Throws: ``InnerPeaceError/optionsConflict(reason:)`` for days or hour out of range, the
+  ///   reason starting with the parameter's name (`days 0 must be ...`; no command-line wording).
   public init(
     catalog: Catalog, from now: Date, days: Int = 7, hour: Int = 10, timeZone: TimeZone, seed: UInt64?,
     includesToday: Bool = false, baseURL: String? = nil
   ) throws(InnerPeaceError) {
     if seed == nil {
-      guard (1...366).contains(days) else { throw .optionsConflict(reason: "--days \(days) must be from 1 to 366") }
+      guard (1...366).contains(days) else { throw .optionsConflict(reason: "days \(days) must be from 1 to 366") }
     } else {
       guard (1...catalog.quotes.count).contains(days) else {
         throw .optionsConflict(
-          reason: "--days \(days) must be from 1 to \(catalog.quotes.count): each day gets a different quote")
+          reason: "days \(days) must be from 1 to \(catalog.quotes.count): each day gets a different quote")
       }
     }
-    guard (0...23).contains(hour) else { throw .optionsConflict(reason: "--hour \(hour) must be from 0 to 23") }
+    guard (0...23).contains(hour) else { throw .optionsConflict(reason: "hour \(hour) must be from 0 to 23") }
     var calendar = Calendar(identifier: .gregorian)
     calendar.timeZone = timeZone
     var first = calendar.date(bySettingHour: hour, minute: 0, second: 0, of: now) ?? now
