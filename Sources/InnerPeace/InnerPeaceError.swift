@@ -30,6 +30,18 @@ public enum InnerPeaceError: Error, Equatable, Sendable, CustomStringConvertible
   case formatUnknown(String)
   /// A combination of options that cannot be honoured (JPEG with transparency, say).
   case optionsConflict(reason: String)
+  /// A shard that is not of the form `I/N` with whole numbers.
+  case shardMalformed(String)
+  /// A shard `index` of `count` outside 1 <= index <= count <= ``Shard/maximumCount``.
+  case shardOutOfRange(index: Int, count: Int)
+  /// A batch with no preset to render.
+  case presetListEmpty
+  /// A number of quotes outside 1 through `maximum` (the catalog's size).
+  case quoteCountOutOfRange(Int, maximum: Int)
+  /// A number of days outside 1 through `maximum`.
+  case dayCountOutOfRange(Int, maximum: Int)
+  /// An hour of the day outside 0 through 23.
+  case hourOutOfRange(Int)
   /// The bundled fonts could not be found or registered.
   case fontsUnavailable(reason: String)
   /// Cairo, Pango or a codec failed while drawing or encoding.
@@ -65,6 +77,18 @@ public enum InnerPeaceError: Error, Equatable, Sendable, CustomStringConvertible
       return "unknown format '\(name)': use png, jpeg or webp"
     case .optionsConflict(let reason):
       return reason
+    case .shardMalformed(let text):
+      return "shard '\(text)' is not of the form I/N (e.g. 2/8)"
+    case .shardOutOfRange(let index, let count):
+      return "shard \(index)/\(count): I must be from 1 to N, and N from 1 to \(Shard.maximumCount)"
+    case .presetListEmpty:
+      return "preset: at least one preset is needed"
+    case .quoteCountOutOfRange(let count, let maximum):
+      return "count \(count) must be from 1 to \(maximum), the catalog's size"
+    case .dayCountOutOfRange(let days, let maximum):
+      return "days \(days) must be from 1 to \(maximum)"
+    case .hourOutOfRange(let hour):
+      return "hour \(hour) must be from 0 to 23"
     case .fontsUnavailable(let reason):
       return "fonts unavailable: \(reason)"
     case .renderFailed(let reason):

@@ -12,17 +12,24 @@ struct BatchCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "batch",
     abstract: "Render share images for the whole catalog (or --count quotes) into a folder.",
+    usage: "innerpeace batch --out-dir <dir> [<options>]",
     discussion: """
-      Files are named 0042-og.png (quote index, preset). Each is written to a temporary file in
-      the folder, flushed to disk and renamed, so a file under its final name is always whole.
-      A manifest (manifest.json) lists every image with its quote, share message, picture,
-      preset, size and SHA-256, and index.html shows them as a gallery. After an interruption,
-      run the same command with --resume: files already there are kept (not rendered again) and
-      the manifest is written complete. --shard I/N renders every N-th image starting at the I-th,
-      so N machines (Kubernetes indexed Jobs, Slurm arrays, GNU parallel) split a run exactly;
-      each shard writes manifest-I-of-N.json and index-I-of-N.html. Exit status 0 when every
-      card was written, 1 when some failed (they are listed in the manifest).
-      """
+      Files are named 0042-og.png (quote index, preset). Each is written to a temporary file in \
+      the folder, flushed to disk and renamed, so a file under its final name is always whole. A \
+      manifest (manifest.json) lists every image with its quote, share message, picture, preset, \
+      size and SHA-256, and index.html shows them as a gallery.
+
+      After an interruption, run the same command with --resume: files already there are kept \
+      (not rendered again) and the manifest is written complete.
+
+      --shard I/N renders every N-th image starting at the I-th, so N machines (Kubernetes \
+      indexed Jobs, Slurm arrays, GNU parallel) split a run exactly; each shard writes \
+      manifest-I-of-N.json and index-I-of-N.html.
+
+      Without --seed the pictures come from seed 0, so the same command makes the same batch. \
+      Exit status 0 when every card was written, 1 when some failed (they are listed in the \
+      manifest).
+      """,
   )
 
   @Option(
@@ -33,32 +40,34 @@ struct BatchCommand: ParsableCommand {
   @Option(
     name: .customLong("preset"),
     help: ArgumentHelp(
-      "classic, og, square, story or WxH; repeat or separate with commas. (default: og)", valueName: "name"))
-  var presets: [String] = []
+      "classic, og, square, story or WxH; repeat or separate with commas. (default: og)", valueName: "name"),
+    completion: Parse.presetCompletion, transform: Parse.presets)
+  var presets: [[Preset]] = []
 
   @Option(help: "Only the first N quotes. (default: the whole catalog)")
   var count: Int?
 
-  @Option(help: "Cards rendered at once. (default: one per core)")
-  var jobs = min(256, ProcessInfo.processInfo.activeProcessorCount)
+  @Option(help: ArgumentHelp("Cards rendered at once, 1 to 256. (default: one per core)", valueName: "n"))
+  var jobs: Int?
 
-  @Option(help: ArgumentHelp("Render only shard I of N (1 <= I <= N).", valueName: "I/N"))
-  var shard: String?
+  @Option(help: ArgumentHelp("Render only shard I of N (1 <= I <= N).", valueName: "I/N"), transform: Parse.shard)
+  var shard: Shard = .all
 
   @Flag(help: "Keep the valid files already in the folder and render only the missing ones.")
   var resume = false
 
-  @Option(help: "png, jpeg or webp.")
-  var format = "png"
+  @OptionGroup var card: CardOptions
 
-  @Option(help: "Seed for the pictures behind the quotes; the same seed gives the same batch.")
-  var seed: UInt64 = 0
+  @OptionGroup var seed: SeedOptions
 
-  @Option(help: ArgumentHelp("A folder with your own quotes.json, pictures.json and photos.", valueName: "dir"))
-  var catalog: String?
+  @OptionGroup var catalog: CatalogOptions
 
   @Flag(name: [.short, .long], help: "No progress output; only errors and the summary line.")
   var quiet = false
+
+  func validate() throws {
+    if let jobs, !(1...256).contains(jobs) { throw ValidationError("--jobs \(jobs) must be from 1 to 256") }
+  }
 
   /// A fingerprint of what a catalog puts on cards: every quote and author, and each picture's
   /// name, size and modification time (reading every photo would slow every start).
@@ -76,20 +85,18 @@ struct BatchCommand: ParsableCommand {
   }
 
   func run() throws {
-    guard (1...256).contains(jobs) else { throw CommandLineError.usage("--jobs \(jobs) must be from 1 to 256") }
-    let chosenFormat = try ImageFormat(parsing: format)
-    let names = presets.isEmpty ? ["og"] : presets.flatMap { $0.split(separator: ",").map(String.init) }
-    let chosenPresets = try names.map { name throws(InnerPeaceError) in
-      try Preset(parsing: name.trimmingCharacters(in: .whitespaces))
-    }
-    let chosenShard = try shard.map { text throws(InnerPeaceError) in try Shard(parsing: text) } ?? .all
-    let catalog = try RenderCommand.loadCatalog(catalog)
+    let chosenFormat = card.format ?? .png
+    let chosenPresets = presets.isEmpty ? [.og] : presets.flatMap { $0 }
+    let runSeed = seed.value(fallback: 0)
+    let catalog = try catalog.load()
     let plan = try BatchPlan(
-      catalog: catalog, presets: chosenPresets, quoteCount: count, format: chosenFormat, seed: seed, shard: chosenShard)
-    let folder = try BatchFolder(path: outDir, shard: chosenShard)
+      catalog: catalog, presets: chosenPresets, quoteCount: count, format: chosenFormat, seed: runSeed, shard: shard,
+      showsAuthor: !card.noAuthor, alignment: card.align)
+    let folder = try BatchFolder(path: outDir, shard: shard)
     let parameters =
-      "seed=\(seed) format=\(chosenFormat.rawValue) presets=\(chosenPresets.map(\.description).joined(separator: ",")) "
-      + "catalog=\(Self.fingerprint(catalog)) count=\(count ?? catalog.quotes.count) shard=\(chosenShard)"
+      "seed=\(runSeed) format=\(chosenFormat.rawValue) presets=\(chosenPresets.map(\.description).joined(separator: ",")) "
+      + "align=\(card.align.rawValue) author=\(!card.noAuthor) catalog=\(Self.fingerprint(catalog)) "
+      + "count=\(count ?? catalog.quotes.count) shard=\(shard)"
     try folder.checkRunParameters(parameters, resume: resume)
     folder.removeStaleTemporaries(of: plan.items)
     if !resume {
@@ -107,7 +114,8 @@ struct BatchCommand: ParsableCommand {
     let renderer = try CardRenderer(catalog: catalog)
     let progress = BatchProgress(total: plan.items.count, quiet: quiet)
     let runner = BatchRunner(
-      plan: plan, renderer: renderer, folder: folder, resume: resume, jobs: jobs, progress: progress)
+      plan: plan, renderer: renderer, folder: folder, resume: resume,
+      jobs: jobs ?? min(256, ProcessInfo.processInfo.activeProcessorCount), progress: progress)
     let outcome = runner.run()
     progress.finish(outcome)
     for failure in outcome.failures.prefix(10) { warn("innerpeace: error: \(failure.file): \(failure.reason)") }
@@ -120,7 +128,7 @@ struct BatchCommand: ParsableCommand {
         "warning: \(withTofu.count) card(s) have glyphs no installed font can draw, drawn as boxes "
           + "(first: \(first.item.fileName); see missingGlyphs in the manifest)")
     }
-    try folder.writeManifest(outcome: outcome, plan: plan, catalog: catalog, seed: seed)
+    try folder.writeManifest(outcome: outcome, plan: plan, catalog: catalog, seed: runSeed)
     if outcome.failures.count > 0 { throw ExitCode(1) }
   }
 }

@@ -100,7 +100,7 @@ final class BatchRunner: Sendable {
         record(
           ManifestEntry(
             item: item, quote: quote, width: size.width, height: size.height, sha256: checksum,
-            missingGlyphs: renderer.missingGlyphs(text: quote.text, author: quote.author)),
+            missingGlyphs: renderer.missingGlyphs(text: quote.text, author: plan.showsAuthor ? quote.author : "")),
           skipped: true)
         continue
       }
@@ -108,7 +108,7 @@ final class BatchRunner: Sendable {
         let card = try renderer.render(
           CardRequest(
             preset: item.preset, quote: .index(item.quoteIndex), picture: .named(item.picture), seed: 0,
-            format: item.format))
+            format: item.format, showsAuthor: plan.showsAuthor, alignment: plan.alignment))
         let checksum = SHA256.hash(data: card.bytes).hex
         try folder.journal(checksum: checksum, file: item.fileName)
         try folder.write(card.bytes, named: item.fileName)

@@ -23,16 +23,25 @@ struct InnerPeaceCommand: AsyncParsableCommand {
         throw CommandLineError.usage("\(argument) is not valid UTF-8")
       }
       let arguments = Array(CommandLine.arguments.dropFirst())
+      var command: any ParsableCommand
+      var sources: [ServeEnvironment.Source] = []
       if arguments.first == "serve" {
-        let (command, sources) = try ServeEnvironment.parse(
+        (command, sources) = try ServeEnvironment.parse(
           commandLine: Array(arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
-        do {
-          try await run(command)
-        } catch let error as CommandLineError {
-          throw ServeEnvironment.attributed(error, sources: sources)
-        }
       } else {
-        try await run(try parseAsRoot())
+        command = try parseAsRoot()
+      }
+      do {
+        // Called here, not through an async helper: a synchronous command (a render worker above
+        // all) then runs on this thread without starting the concurrency runtime's threads and
+        // descriptors.
+        if var asyncCommand = command as? any AsyncParsableCommand {
+          try await asyncCommand.run()
+        } else {
+          try command.run()
+        }
+      } catch let error as CommandLineError where !sources.isEmpty {
+        throw ServeEnvironment.attributed(error, sources: sources)
       }
     } catch let code as ExitCode {
       // A command that already said what went wrong (batch: the failures and the summary).
@@ -52,25 +61,14 @@ struct InnerPeaceCommand: AsyncParsableCommand {
     }
   }
 
-  /// The one place the core's neutral wording names the command line's options: a reason that
-  /// starts with a parameter's name (`days 0 must be from 1 to 366`) names its option instead
-  /// (`--days 0 must be from 1 to 366`).
+  /// The one place the core's neutral wording names the command line's options: a value refused
+  /// by a rule of the core names the option it came from (`--days 0 must be from 1 to 366`).
   static func wording(for error: InnerPeaceError) -> String {
-    guard case .optionsConflict(let reason) = error else { return error.description }
-    for name in ["days", "hour", "shard", "preset", "count"]
-    where reason.hasPrefix(name + " ") || reason.hasPrefix(name + ":") {
-      return "--" + reason
-    }
-    return reason
-  }
-
-  /// Runs a parsed command, async or not.
-  private static func run(_ command: any ParsableCommand) async throws {
-    var command = command
-    if var asyncCommand = command as? any AsyncParsableCommand {
-      try await asyncCommand.run()
-    } else {
-      try command.run()
+    switch error {
+    case .shardMalformed, .shardOutOfRange, .quoteCountOutOfRange, .dayCountOutOfRange, .hourOutOfRange:
+      "--" + error.description
+    case .presetListEmpty: "--preset: at least one preset is needed"
+    default: error.description
     }
   }
 
@@ -135,7 +133,8 @@ enum ExitStatus {
     case .catalogUnreadable, .pictureMissing: noInput
     case .catalogMalformed, .catalogInvalid, .pictureUndecodable: dataError
     case .pictureNameInvalid, .pictureUnknown, .quoteIndexOutOfRange, .textInvalid, .authorInvalid, .presetUnknown,
-      .sizeInvalid, .formatUnknown, .optionsConflict:
+      .sizeInvalid, .formatUnknown, .optionsConflict, .shardMalformed, .shardOutOfRange, .presetListEmpty,
+      .quoteCountOutOfRange, .dayCountOutOfRange, .hourOutOfRange:
       usage
     case .fontsUnavailable: unavailable
     case .renderFailed: software

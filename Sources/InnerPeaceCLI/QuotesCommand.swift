@@ -11,7 +11,10 @@ struct QuotesCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "quotes",
     abstract: "List or search the catalog's quotes.",
-    discussion: "A table (index, author, text) on a terminal; tab-separated lines when piped; JSON with --json."
+    discussion: """
+      A table (index, author, text) on a terminal; tab-separated lines when piped; JSON with \
+      --json. Exit status 1 when --search matches no quote.
+      """
   )
 
   @Option(
@@ -22,21 +25,25 @@ struct QuotesCommand: ParsableCommand {
   @Flag(help: "JSON: index, text, author and share message of each quote.")
   var json = false
 
-  @Option(help: ArgumentHelp("A folder with your own quotes.json, pictures.json and photos.", valueName: "dir"))
-  var catalog: String?
+  @OptionGroup var catalog: CatalogOptions
+
+  func validate() throws {
+    if let search, search.trimmingCharacters(in: .whitespaces).isEmpty {
+      throw ValidationError("--search is empty")
+    }
+  }
 
   func run() throws {
-    let catalog = try RenderCommand.loadCatalog(catalog)
+    let catalog = try catalog.load()
     var matches = Array(catalog.quotes.enumerated())
     if let search {
       let needle = search.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
-      guard !needle.trimmingCharacters(in: .whitespaces).isEmpty else {
-        throw CommandLineError.usage("--search is empty")
-      }
       matches = matches.filter { _, quote in
         (quote.text + "\n" + quote.author).folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
           .contains(needle)
       }
+      // As grep does: no match is exit status 1, with nothing on stdout.
+      if matches.isEmpty { throw CommandLineError(description: "no quote matches '\(search)'", exitCode: 1) }
     }
     if json {
       let objects: [[String: Any]] = matches.map { index, quote in
@@ -53,9 +60,6 @@ struct QuotesCommand: ParsableCommand {
       for (index, quote) in matches {
         print("\(index)\t\(quote.author)\t\(quote.text.replacingOccurrences(of: "\n", with: " / "))")
       }
-    }
-    if matches.isEmpty && search != nil {
-      warn("innerpeace: no quote matches '\(search!)'")
     }
   }
 

@@ -2,17 +2,22 @@ import ArgumentParser
 import Foundation
 import InnerPeace
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// `innerpeace render`: one card to a file or stdout.
 struct RenderCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "render",
     abstract: "Render one quote card.",
+    usage: "innerpeace render --out <path> [<options>]",
     discussion: """
-      With no choice given, a random quote and picture are picked. The same --seed and options
-      give the same bytes on the same machine. Presets: classic (2048x1536, the app's iPad card),
+      With no choice given, a random quote and picture are picked. The same --seed and options \
+      give the same bytes on the same machine. Presets: classic (2048x1536, the app's iPad card), \
       og (1200x630, the default), square (1080x1080), story (1080x1920), or any WxH from \
       \(Limits.minimumSide) to \(Limits.maximumSide) px a side.
-      """
+      """,
   )
 
   @Option(
@@ -20,17 +25,19 @@ struct RenderCommand: ParsableCommand {
   var out: String
 
   @Option(
-    parsing: .unconditional, help: ArgumentHelp("classic, og, square, story, or WxH. (default: og)", valueName: "name"))
-  var preset: String?
+    parsing: .unconditional, help: ArgumentHelp("classic, og, square, story, or WxH. (default: og)", valueName: "name"),
+    completion: Parse.presetCompletion, transform: Parse.preset)
+  var preset: Preset?
 
   @Option(
     parsing: .unconditional,
-    help: ArgumentHelp("Any canvas size, e.g. 1600x900 (instead of --preset).", valueName: "WxH"))
-  var size: String?
+    help: ArgumentHelp("Any canvas size, e.g. 1600x900 (instead of --preset).", valueName: "WxH"),
+    transform: Parse.size)
+  var size: CanvasSize?
 
   @Option(
     parsing: .unconditional, help: ArgumentHelp("The catalog quote to use (0-based index).", valueName: "index"))
-  var quote: String?
+  var quote: Int?
 
   @Option(
     parsing: .unconditional,
@@ -39,32 +46,18 @@ struct RenderCommand: ParsableCommand {
       valueName: "text"))
   var text: String?
 
-  @Option(
-    parsing: .unconditional, help: ArgumentHelp("The author of --text.", valueName: "name"))
+  @Option(parsing: .unconditional, help: ArgumentHelp("The author of --text.", valueName: "name"))
   var author: String?
 
   @Option(
     parsing: .unconditional, help: ArgumentHelp("The catalog picture to use, by file name.", valueName: "name"))
   var picture: String?
 
-  @Option(
-    parsing: .unconditional,
-    help: ArgumentHelp("Seed for the random choices; the same seed gives the same card.", valueName: "n"))
-  var seed: String?
+  @OptionGroup var seed: SeedOptions
 
-  @Option(help: ArgumentHelp("A folder with your own quotes.json, pictures.json and photos.", valueName: "dir"))
-  var catalog: String?
+  @OptionGroup var catalog: CatalogOptions
 
-  @Option(help: ArgumentHelp("png, jpeg or webp. (default: from --out's extension, else png)", valueName: "format"))
-  var format: String?
-
-  @Flag(help: "Leave out the '— Author' line (the app's text-only card).")
-  var noAuthor = false
-
-  @Option(
-    help: ArgumentHelp(
-      "natural (left, or right for right-to-left scripts) or center. (default: natural)", valueName: "alignment"))
-  var align: String?
+  @OptionGroup var card: CardOptions
 
   @Flag(help: "Render only the text and its halo, on a transparent background (png or webp).")
   var transparent = false
@@ -79,10 +72,23 @@ struct RenderCommand: ParsableCommand {
   @Flag(name: [.short, .long], help: "Describe the card on stderr: quote, picture, size and font size.")
   var verbose = false
 
+  /// The rules across options, checked before anything is read or written.
+  func validate() throws {
+    if preset != nil && size != nil { throw ValidationError("use either --preset or --size, not both") }
+    if quote != nil && text != nil { throw ValidationError("use either --quote or --text, not both") }
+    if author != nil && text == nil { throw ValidationError("--author goes with --text") }
+    if out == "-" && isatty(STDOUT_FILENO) != 0 {
+      throw ValidationError("--out - would write the image to this terminal: redirect stdout or name a file")
+    }
+    if transparent, try format == .jpeg {
+      throw InnerPeaceError.optionsConflict(reason: "JPEG has no alpha channel: use png or webp with --transparent")
+    }
+  }
+
   func run() throws {
     let request = try makeRequest()
     let output = try OutputTarget(path: out)
-    let catalog = try RenderCommand.loadCatalog(catalog)
+    let catalog = try catalog.load()
     let renderer = try CardRenderer(catalog: catalog, backgroundCacheBytes: 0)
     let card = try renderer.render(request)
     try output.write(card.bytes)
@@ -104,76 +110,29 @@ struct RenderCommand: ParsableCommand {
     }
   }
 
-  /// Turns the options into a request, checking each before any work is done.
-  func makeRequest() throws -> CardRequest {
-    if preset != nil && size != nil { throw CommandLineError.usage("use either --preset or --size, not both") }
-    let chosenPreset: Preset
-    if let size {
-      chosenPreset = .custom(try CanvasSize(parsing: size))
-    } else {
-      chosenPreset = try Preset(parsing: preset ?? "og")
-    }
-    if quote != nil && text != nil { throw CommandLineError.usage("use either --quote or --text, not both") }
-    if author != nil && text == nil { throw CommandLineError.usage("--author goes with --text") }
-    let quoteChoice: QuoteChoice
-    if let quote {
-      guard let index = Int(quote.trimmingCharacters(in: .whitespaces)) else {
-        throw CommandLineError.usage("--quote '\(quote)' is not a whole number")
-      }
-      quoteChoice = .index(index)
-    } else if let text {
-      quoteChoice = .text(text, author: author)
-    } else {
-      quoteChoice = .random
-    }
-    let chosenSeed: UInt64
-    if let seed {
-      guard let value = UInt64(seed) else {
-        throw CommandLineError.usage("--seed '\(seed)' is not a whole number from 0 to \(UInt64.max)")
-      }
-      chosenSeed = value
-    } else {
-      var system = SystemRandomNumberGenerator()
-      chosenSeed = system.next()
-    }
-    let chosenFormat: ImageFormat
-    if let format {
-      chosenFormat = try ImageFormat(parsing: format)
-    } else {
+  /// The format asked for, else the one `--out`'s extension names, else PNG.
+  var format: ImageFormat {
+    get throws {
+      if let format = card.format { return format }
       let ext = (out as NSString).pathExtension
-      if out == "-" || ext.isEmpty {
-        chosenFormat = .png
-      } else {
-        guard let inferred = try? ImageFormat(parsing: ext) else {
-          throw CommandLineError.usage(
-            "cannot tell the format from '.\(ext)': name the file .png, .jpg or .webp, or pass --format")
-        }
-        chosenFormat = inferred
+      guard out != "-", !ext.isEmpty else { return .png }
+      guard let inferred = try? ImageFormat(parsing: ext) else {
+        throw ValidationError(
+          "cannot tell the format from '.\(ext)': name the file .png, .jpg or .webp, or pass --format")
       }
+      return inferred
     }
-    let alignment: TextAlignment
-    switch align?.lowercased() {
-    case nil, "natural": alignment = .natural
-    case "center", "centre": alignment = .center
-    case let other?: throw CommandLineError.usage("unknown alignment '\(other)': use natural or center")
-    }
-    if transparent && chosenFormat == .jpeg {
-      throw InnerPeaceError.optionsConflict(reason: "JPEG has no alpha channel: use png or webp with --transparent")
-    }
-    return CardRequest(
-      preset: chosenPreset, quote: quoteChoice, picture: picture.map { .named($0) } ?? .random, seed: chosenSeed,
-      format: chosenFormat, showsAuthor: !noAuthor, alignment: alignment, transparent: transparent,
-      typographicPunctuation: !straightQuotes)
   }
 
-  /// The catalog in `folder`, or the bundled one.
-  static func loadCatalog(_ folder: String?) throws -> Catalog {
-    guard let folder else { return try Catalog.bundled() }
-    var isDirectory: ObjCBool = false
-    guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
-      throw InnerPeaceError.catalogUnreadable(file: folder, reason: "no such folder")
-    }
-    return try Catalog(directory: URL(fileURLWithPath: folder, isDirectory: true))
+  /// The options as a request.
+  func makeRequest() throws -> CardRequest {
+    let quoteChoice: QuoteChoice =
+      if let quote { .index(quote) } else if let text { .text(text, author: author) } else { .random }
+    return CardRequest(
+      preset: size.map { .custom($0) } ?? preset ?? .og, quote: quoteChoice,
+      picture: picture.map { .named($0) } ?? .random,
+      seed: seed.value(), format: try format, showsAuthor: !card.noAuthor, alignment: card.align,
+      transparent: transparent, typographicPunctuation: !straightQuotes)
   }
 }
 

@@ -12,14 +12,15 @@ struct RenderWorkerCommand: ParsableCommand {
     shouldDisplay: false
   )
 
-  @Option(help: ArgumentHelp("The catalog folder `serve` was given.", valueName: "dir"))
-  var catalog: String?
+  @OptionGroup var catalog: CatalogOptions
 
-  @Option(name: .customLong("background-cache-mb"), help: "Memory for decoded, scaled photos, in MiB.")
+  @Option(
+    name: .customLong("background-cache-mb"),
+    help: ArgumentHelp("Memory for decoded, scaled photos, in MiB.", valueName: "MiB"))
   var backgroundCacheMegabytes = ServeCommand.defaultBackgroundCacheMegabytes
 
   func run() throws {
-    let catalog = try RenderCommand.loadCatalog(catalog)
+    let catalog = try catalog.load()
     let renderer = try CardRenderer(catalog: catalog, backgroundCacheBytes: max(0, backgroundCacheMegabytes) << 20)
     throw ExitCode(
       RenderWorker.serve(renderer: renderer) {

@@ -1,16 +1,18 @@
 import ArgumentParser
 import Foundation
 import InnerPeace
+import InnerPeaceServer
 
 /// `innerpeace schedule`: the app's daily reminder as a calendar file.
 struct ScheduleCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "schedule",
-    abstract: "Write the next days' quotes as an iCalendar (.ics) file: one event a day at 10:00.",
+    abstract: "Write the next days' quotes as an iCalendar (.ics) file: one event a day at --hour.",
+    usage: "innerpeace schedule [<options>]",
     discussion: """
-      Each event's summary is "Inner Peace" and its description is the day's quote. Quotes are
-      shuffled by --seed and never repeat. Import the file into any calendar app: each event's UID
-      is its date, so importing an overlapping range again updates those days instead of adding
+      Each event's summary is "Inner Peace" and its description is the day's quote. Quotes are \
+      shuffled by --seed and never repeat. Import the file into any calendar app: each event's UID \
+      is its date, so importing an overlapping range again updates those days instead of adding \
       second reminders. `innerpeace serve` offers the same reminder as a feed, /calendar.ics.
       """
   )
@@ -25,11 +27,12 @@ struct ScheduleCommand: ParsableCommand {
   @Option(help: "The local hour of each reminder (0 to 23).")
   var hour = 10
 
-  @Option(name: .customLong("tz"), help: "The time zone of --hour, e.g. Europe/Paris. (default: this machine's)")
-  var timeZone: String?
+  @Option(
+    name: .customLong("tz"),
+    help: ArgumentHelp("The time zone of --hour, e.g. Europe/Paris. (default: this machine's)", valueName: "zone"))
+  var timeZone: TimeZone?
 
-  @Option(parsing: .unconditional, help: "Seed for the shuffle; the same seed gives the same quotes. (default: random)")
-  var seed: String?
+  @OptionGroup var seed: SeedOptions
 
   @Option(
     name: .customLong("base-url"),
@@ -37,37 +40,25 @@ struct ScheduleCommand: ParsableCommand {
       "The service's URL (e.g. https://cards.example.com): each event links its quote's page.", valueName: "url"))
   var baseURL: String?
 
-  @Option(help: ArgumentHelp("A folder with your own quotes.json, pictures.json and photos.", valueName: "dir"))
-  var catalog: String?
+  @OptionGroup var catalog: CatalogOptions
 
-  func run() throws {
-    let zone: TimeZone
-    if let timeZone {
-      guard let named = TimeZone(identifier: timeZone) else {
-        throw CommandLineError.usage("unknown --tz '\(timeZone)': use an IANA name such as Europe/Paris")
-      }
-      zone = named
-    } else {
-      zone = TimeZone.current
-    }
-    let chosenSeed: UInt64
-    if let seed {
-      guard let value = UInt64(seed) else { throw CommandLineError.usage("--seed '\(seed)' is not a whole number") }
-      chosenSeed = value
-    } else {
-      chosenSeed = UInt64.random(in: .min ... .max)
-    }
+  func validate() throws {
     if let baseURL {
       guard let url = URL(string: baseURL), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil
       else {
-        throw CommandLineError.usage("--base-url '\(baseURL)' is not an http(s) URL")
+        throw ValidationError("--base-url '\(baseURL)' is not an http(s) URL")
       }
     }
+  }
+
+  func run() throws {
     let output = try OutputTarget(path: out)
-    let catalog = try RenderCommand.loadCatalog(catalog)
+    let catalog = try catalog.load()
     let now = Date()
+    let origin = baseURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
     let schedule = try DailySchedule(
-      catalog: catalog, from: now, days: days, hour: hour, timeZone: zone, seed: chosenSeed, baseURL: baseURL)
+      catalog: catalog, from: now, days: days, hour: hour, timeZone: timeZone ?? .current, seed: seed.value(),
+      link: origin.map { origin in { origin + QuotePage.path($0) } })
     try output.write(Array(schedule.iCalendar(stamp: now).utf8))
   }
 }

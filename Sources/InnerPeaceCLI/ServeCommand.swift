@@ -11,46 +11,52 @@ struct ServeCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "serve",
     abstract: "Serve cards over HTTP (see /openapi.yaml once it runs).",
+    usage: "innerpeace serve [<options>]",
     discussion: """
-      Renders run in --concurrency worker processes behind a queue of --queue; past that the server
-      answers 503 with Retry-After. A render that crashes or exceeds --render-timeout costs its own
-      request a 500; its worker is replaced. Rendered cards are kept in --cache-mb of memory, and
-      each worker keeps --background-cache-mb of scaled photos; a worker holding more than
-      --worker-memory-mb between cards is replaced, and the cards rendering at once total at most
-      --render-megapixels. Every phase of a connection has a
-      limit (--header-timeout, --body-timeout, --write-timeout, --idle-timeout,
-      --max-connections). SIGTERM or SIGINT stops accepting, answers what was accepted with
-      Connection: close, waits up to --drain-timeout for the responses to reach their clients and
-      exits 0. One log line per request goes to stderr once its last byte is written (text, or
-      JSON with --log-format json).
+      Renders run in --concurrency worker processes behind a queue of --queue; past that the \
+      server answers 503 with Retry-After. A render that crashes or exceeds --render-timeout costs \
+      its own request a 500; its worker is replaced. Rendered cards are kept in --cache-mb of \
+      memory, and each worker keeps --background-cache-mb of scaled photos; a worker holding more \
+      than --worker-memory-mb between cards is replaced, and the cards rendering at once total at \
+      most --render-megapixels.
 
-      Every option can also come from the environment: --some-name from INNERPEACE_SOME_NAME
-      (flags: true or false), and PORT and LOG_LEVEL stand for --port and --log-level. The command
-      line wins over the environment.
-      """
+      Every phase of a connection has a limit (--header-timeout, --body-timeout, --write-timeout, \
+      --idle-timeout, --max-connections). SIGTERM or SIGINT stops accepting, answers what was \
+      accepted with Connection: close, waits up to --drain-timeout for the responses to reach \
+      their clients and exits 0. One log line per request goes to stderr once its last byte is \
+      written (text, or JSON with --log-format json).
+
+      Every option can also come from the environment: --some-name from INNERPEACE_SOME_NAME \
+      (flags: true or false), and PORT and LOG_LEVEL stand for --port and --log-level. The \
+      command line wins over the environment.
+      """,
   )
 
-  @Option(help: "Address to listen on.")
+  @Option(help: ArgumentHelp("Address to listen on.", valueName: "address"))
   var host = "127.0.0.1"
 
-  @Option(help: "Port to listen on (0 picks a free one).")
+  @Option(help: ArgumentHelp("Port to listen on (0 picks a free one).", valueName: "port"))
   var port = 8080
 
-  @Option(help: ArgumentHelp("A folder with your own quotes.json, pictures.json and photos.", valueName: "dir"))
-  var catalog: String?
+  @OptionGroup var catalog: CatalogOptions
 
-  @Option(help: "Render worker processes. (default: one per core)")
-  var concurrency = ProcessInfo.processInfo.activeProcessorCount
+  @Option(help: ArgumentHelp("Render worker processes. (default: one per core)", valueName: "n"))
+  var concurrency: Int?
 
-  @Option(help: "Renders that may wait for a thread before new ones get 503. (default: 2 per core)")
-  var queue = 2 * ProcessInfo.processInfo.activeProcessorCount
+  @Option(
+    help: ArgumentHelp(
+      "Renders that may wait for a worker before new ones get 503. (default: 2 per core)", valueName: "n"))
+  var queue: Int?
 
-  @Option(name: .customLong("cache-mb"), help: "Memory for rendered cards, in MiB (0: no cache).")
+  @Option(
+    name: .customLong("cache-mb"),
+    help: ArgumentHelp("Memory for rendered cards, in MiB (0: no cache).", valueName: "MiB"))
   var cacheMegabytes = 32
 
   @Option(
     name: .customLong("background-cache-mb"),
-    help: "Memory for decoded, scaled photos in each render worker, in MiB (0: no cache).")
+    help: ArgumentHelp(
+      "Memory for decoded, scaled photos in each render worker, in MiB (0: no cache).", valueName: "MiB"))
   var backgroundCacheMegabytes = ServeCommand.defaultBackgroundCacheMegabytes
 
   /// Per worker: the scaled photos of every bundled picture at og.
@@ -58,14 +64,17 @@ struct ServeCommand: AsyncParsableCommand {
 
   @Option(
     name: .customLong("worker-memory-mb"),
-    help:
-      "Memory a render worker may hold between renders, its background cache included, in MiB; past it the worker is replaced."
-  )
+    help: ArgumentHelp(
+      """
+      Memory a render worker may hold between renders, its background cache included, in MiB; \
+      past it the worker is replaced.
+      """, valueName: "MiB"))
   var workerMemoryMegabytes = 72
 
   @Option(
     name: .customLong("render-megapixels"),
-    help: "Megapixels of cards rendered at once; a card that would pass it waits its turn.")
+    help: ArgumentHelp(
+      "Megapixels of cards rendered at once; a card that would pass it waits its turn.", valueName: "n"))
   var renderMegapixels = 20
 
   @Option(
@@ -87,52 +96,67 @@ struct ServeCommand: AsyncParsableCommand {
     help: "Answer only signed URLs on every image endpoint, not only /card (needs a signing key).")
   var signAllImages = false
 
-  @Option(name: .customLong("time-zone"), help: "Time zone whose date picks /today.png (e.g. Europe/Paris).")
-  var timeZone = "UTC"
+  @Option(
+    name: .customLong("time-zone"),
+    help: ArgumentHelp("Time zone whose date picks /today.png, e.g. Europe/Paris. (default: UTC)", valueName: "zone"))
+  var timeZone: TimeZone?
 
   @Option(
     name: .customLong("reminder-hour"),
-    help: "The local hour (0 to 23, in --time-zone) of the daily reminder in /calendar.ics.")
+    help: ArgumentHelp(
+      "The local hour (0 to 23, in --time-zone) of the daily reminder in /calendar.ics.", valueName: "hour"))
   var reminderHour = 10
 
-  @Option(name: .customLong("idle-timeout"), help: "Seconds before an idle connection is closed.")
+  @Option(
+    name: .customLong("idle-timeout"),
+    help: ArgumentHelp("Seconds before an idle connection is closed.", valueName: "seconds"))
   var idleTimeout = 30
 
-  @Option(name: .customLong("render-timeout"), help: "Seconds one render may take before its worker is killed.")
+  @Option(
+    name: .customLong("render-timeout"),
+    help: ArgumentHelp("Seconds one render may take before its worker is killed.", valueName: "seconds"))
   var renderTimeout = 30
 
   @Option(
     name: .customLong("log-level"),
-    help: "trace, debug, info, notice, warning, error or critical. (default: info)")
-  var logLevel: String?
+    help: ArgumentHelp("The least important level of log line written.", valueName: "level"))
+  var logLevel: Logger.Level = .info
 
-  @Option(name: .customLong("log-format"), help: "text or json (one JSON object per line).")
-  var logFormat = "text"
+  @Option(
+    name: .customLong("log-format"),
+    help: ArgumentHelp("Log lines as text, or as json (one object per line).", valueName: "format"))
+  var logFormat: LogFormat = .text
 
   @Flag(
     name: .customLong("in-process"),
     help: "Render on threads of the server process, not in worker processes (a crashing render then stops the server)."
   )
   var inProcess = false
-  @Option(name: .customLong("header-timeout"), help: "Seconds a request head may take, first byte to last.")
+  @Option(
+    name: .customLong("header-timeout"),
+    help: ArgumentHelp("Seconds a request head may take, first byte to last.", valueName: "seconds"))
   var headerTimeout = 10.0
 
-  @Option(name: .customLong("body-timeout"), help: "Seconds a request body may take after its head.")
+  @Option(
+    name: .customLong("body-timeout"),
+    help: ArgumentHelp("Seconds a request body may take after its head.", valueName: "seconds"))
   var bodyTimeout = 30.0
 
   @Option(
     name: .customLong("write-timeout"),
-    help: "Seconds a response may wait without the client taking a byte before the connection closes.")
+    help: ArgumentHelp(
+      "Seconds a response may wait without the client taking a byte before the connection closes.", valueName: "seconds"
+    ))
   var writeTimeout = 30.0
 
   @Option(
     name: .customLong("max-connections"),
-    help: "Connections served at once; past it a new one gets an immediate 503.")
+    help: ArgumentHelp("Connections served at once; past it a new one gets an immediate 503.", valueName: "n"))
   var maxConnections = 1024
 
   @Option(
     name: .customLong("drain-timeout"),
-    help: "Seconds SIGTERM waits for responses in flight to reach their clients.")
+    help: ArgumentHelp("Seconds SIGTERM waits for responses in flight to reach their clients.", valueName: "seconds"))
   var drainTimeout = 30.0
 
   func run() async throws {
@@ -147,7 +171,7 @@ struct ServeCommand: AsyncParsableCommand {
       }
     } catch let error as ServerConfigurationError {
       throw CommandLineError(description: error.description, exitCode: ExitStatus.software)
-    } catch let error as InnerPeaceError where catalog != nil && error.isCatalogProblem {
+    } catch let error as InnerPeaceError where catalog.catalog != nil && error.isCatalogProblem {
       // Named by its option, so that one set from INNERPEACE_CATALOG is traced to the variable.
       throw CommandLineError(description: "--catalog: \(error.description)", exitCode: ExitStatus.code(for: error))
     }
@@ -171,9 +195,9 @@ struct ServeCommand: AsyncParsableCommand {
     var configuration = ServerConfiguration()
     configuration.host = host
     configuration.port = port
-    configuration.catalogDirectory = catalog
-    configuration.concurrency = concurrency
-    configuration.queueDepth = queue
+    configuration.catalogDirectory = catalog.catalog
+    if let concurrency { configuration.concurrency = concurrency }
+    if let queue { configuration.queueDepth = queue }
     configuration.cacheMegabytes = cacheMegabytes
     configuration.backgroundCacheMegabytes = backgroundCacheMegabytes
     configuration.workerMemoryMegabytes = workerMemoryMegabytes
@@ -191,21 +215,9 @@ struct ServeCommand: AsyncParsableCommand {
     configuration.trustsForwardedHeaders = trustForwardedHeaders
     configuration.urlSigner = try signingKey.signer()
     configuration.signsAllImages = signAllImages
-    guard let zone = TimeZone(identifier: timeZone) else {
-      throw CommandLineError.usage("unknown --time-zone '\(timeZone)': use an IANA name such as Europe/Paris")
-    }
-    configuration.timeZone = zone
-    if let logLevel {
-      guard let level = Logger.Level(rawValue: logLevel.lowercased()) else {
-        throw CommandLineError.usage(
-          "--log-level '\(logLevel)' is not a level: use trace, debug, info, notice, warning, error or critical")
-      }
-      configuration.logLevel = level
-    }
-    guard let format = LogFormat(rawValue: logFormat.lowercased()) else {
-      throw CommandLineError.usage("--log-format '\(logFormat)': use text or json")
-    }
-    configuration.logFormat = format
+    if let timeZone { configuration.timeZone = timeZone }
+    configuration.logLevel = logLevel
+    configuration.logFormat = logFormat
     do {
       try configuration.validate()
       try configuration.reserveFileDescriptors()
@@ -223,7 +235,7 @@ struct ServeCommand: AsyncParsableCommand {
       let executable = Bundle.main.executablePath ?? CommandLine.arguments[0]
     #endif
     var arguments = [CommandLine.arguments[0], "render-worker"]
-    if let catalog { arguments += ["--catalog", catalog] }
+    if let catalog = catalog.catalog { arguments += ["--catalog", catalog] }
     arguments += ["--background-cache-mb", String(configuration.backgroundCacheMegabytes)]
     return WorkerLaunch(executable: executable, arguments: arguments)
   }

@@ -45,8 +45,8 @@ struct SignCommand: ParsableCommand {
     commandName: "sign",
     abstract: "Print a URL signed for a server run with the same key.",
     discussion: """
-      The signature is an HMAC-SHA256 with the key over the path and the query's parameters
-      (every one but signature, sorted, percent-encoded), as base64url; it is added as
+      The signature is an HMAC-SHA256 with the key over the path and the query's parameters \
+      (every one but signature, sorted, percent-encoded), as base64url; it is added as \
       signature=..., replacing any there. Give a full URL or a path with its query.
       """
   )

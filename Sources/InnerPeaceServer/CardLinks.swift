@@ -4,6 +4,12 @@ import HTTPTypes
 import Hummingbird
 public import InnerPeace
 
+/// Where the service serves a quote's page, for whoever links to it (the feeds, `schedule`).
+public enum QuotePage {
+  /// `/q/{index}`.
+  public static func path(_ quote: Int) -> String { "/q/\(quote)" }
+}
+
 /// The service's own URLs: versioned card URLs, quote pages, and their absolute forms.
 ///
 /// A card URL carries `v=`, the content version. The service sends a card requested with the
@@ -54,7 +60,7 @@ struct CardLinks: Sendable {
   }
 
   /// The HTML page of a catalog quote.
-  func quotePagePath(_ quote: Int) -> String { "/q/\(quote)" }
+  func quotePagePath(_ quote: Int) -> String { QuotePage.path(quote) }
 
   /// `pathAndQuery` made absolute with the request's origin.
   func absolute(_ pathAndQuery: String, for request: Request) -> String { origin(of: request) + pathAndQuery }

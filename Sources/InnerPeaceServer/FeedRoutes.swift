@@ -26,7 +26,8 @@ struct FeedRoutes<Renderer: CardRendering> {
     do {
       schedule = try DailySchedule(
         catalog: service.catalog, from: today.start, days: Self.calendarDays,
-        hour: service.configuration.reminderHour, timeZone: zone, seed: nil, includesToday: true, baseURL: origin)
+        hour: service.configuration.reminderHour, timeZone: zone, seed: nil, includesToday: true,
+        link: { origin + QuotePage.path($0) })
     } catch {
       // The service's own configuration (validated at start-up), never the request's fault.
       throw ServiceError(.internalServerError, "the calendar could not be made")

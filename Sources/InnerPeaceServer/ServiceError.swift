@@ -57,6 +57,10 @@ public struct ServiceError: HTTPResponseError, Sendable {
     case .catalogUnreadable, .catalogMalformed, .catalogInvalid, .pictureMissing, .pictureUndecodable,
       .fontsUnavailable, .renderFailed:
       return ServiceError(.internalServerError, "the card could not be rendered")
+    case .shardMalformed, .shardOutOfRange, .presetListEmpty, .quoteCountOutOfRange, .dayCountOutOfRange,
+      .hourOutOfRange:
+      // Batch and schedule rules, which no request reaches: the service's own fault if one does.
+      return ServiceError(.internalServerError, "the request could not be answered")
     }
   }
 }

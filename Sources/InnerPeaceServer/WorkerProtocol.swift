@@ -203,6 +203,24 @@ enum WorkerWire {
     case .optionsConflict(let reason): tag(13, reason)
     case .fontsUnavailable(let reason): tag(14, reason)
     case .renderFailed(let reason): tag(15, reason)
+    // Batch and schedule rules: never a render's, but every case has its tag.
+    case .shardMalformed(let text): tag(20, text)
+    case .shardOutOfRange(let index, let count):
+      tag(21)
+      writer.int(index)
+      writer.int(count)
+    case .presetListEmpty: tag(22)
+    case .quoteCountOutOfRange(let count, let maximum):
+      tag(23)
+      writer.int(count)
+      writer.int(maximum)
+    case .dayCountOutOfRange(let days, let maximum):
+      tag(24)
+      writer.int(days)
+      writer.int(maximum)
+    case .hourOutOfRange(let hour):
+      tag(25)
+      writer.int(hour)
     }
     return writer.bytes
   }
@@ -230,6 +248,12 @@ enum WorkerWire {
     case 13: error = .optionsConflict(reason: try reader.string())
     case 14: error = .fontsUnavailable(reason: try reader.string())
     case 15: error = .renderFailed(reason: try reader.string())
+    case 20: error = .shardMalformed(try reader.string())
+    case 21: error = .shardOutOfRange(index: try reader.int(), count: try reader.int())
+    case 22: error = .presetListEmpty
+    case 23: error = .quoteCountOutOfRange(try reader.int(), maximum: try reader.int())
+    case 24: error = .dayCountOutOfRange(try reader.int(), maximum: try reader.int())
+    case 25: error = .hourOutOfRange(try reader.int())
     case let tag: throw WireError("unknown error tag \(tag)")
     }
     try reader.expectEnd()

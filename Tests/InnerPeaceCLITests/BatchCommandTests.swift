@@ -99,13 +99,19 @@ enum ExternalTool {
 
   /// Runs `innerpeace` with a pseudo-terminal for stdout and stderr (util-linux `script`).
   static func runOnTerminal(_ arguments: [String], timeout: Double = 60) throws -> String {
+    let (status, output) = try runOnTerminalWithStatus(arguments, timeout: timeout)
+    #expect(status == 0, "script \(arguments): \(output)")
+    return output
+  }
+
+  /// What `innerpeace` wrote to a pseudo-terminal (stdout and stderr together), and its status.
+  static func runOnTerminalWithStatus(_ arguments: [String], timeout: Double = 60) throws -> (Int32, String) {
     let command = ([try binary().path] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }
       .joined(separator: " ")
     let result = try run(
       "/usr/bin/script", ["-qec", command, "/dev/null"], environment: ["COLUMNS": "100", "TERM": "xterm"],
       timeout: timeout)
-    #expect(result.status == 0, "script \(command): \(result.stderr)")
-    return String(decoding: result.stdout, as: UTF8.self)
+    return (result.status, String(decoding: result.stdout, as: UTF8.self))
   }
 }
 

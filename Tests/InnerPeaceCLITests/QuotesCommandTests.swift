@@ -78,13 +78,14 @@ struct QuotesCommandTests {
     #expect(!word.isEmpty)
   }
 
-  @Test func aSearchWithNoMatchIsEmptyAndSucceeds() throws {
-    let result = try CLI.run(["quotes", "--search", "zzqqxx-no-such-quote"])
-    #expect(result.status == 0, "stderr: \(result.stderr)")
+  /// As grep: no match is exit status 1, a line saying so, and nothing on stdout.
+  @Test(arguments: [[], ["--json"]])
+  func aSearchWithNoMatchExitsOne(_ options: [String]) throws {
+    let result = try CLI.run(["quotes", "--search", "zzqqxx-no-such-quote"] + options)
+    #expect(result.status == 1, "stderr: \(result.stderr)")
     #expect(result.stdout.isEmpty, "stdout: \(Self.text(result))")
-    let json = try CLI.run(["quotes", "--search", "zzqqxx-no-such-quote", "--json"])
-    #expect(json.status == 0)
-    #expect(try Self.jsonArray(json).isEmpty)
+    #expect(
+      result.stderrLines == ["innerpeace: error: no quote matches 'zzqqxx-no-such-quote'"], "\(result.stderr)")
   }
 
   @Test func anEmptySearchIsAUsageError() throws {

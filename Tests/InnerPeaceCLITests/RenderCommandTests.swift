@@ -442,7 +442,8 @@ struct RenderCommandTests {
 
   @Test func stdoutThatCannotBeWrittenFailsCleanly() throws {
     // `--out -` with stdout closed to writing (/dev/full): one error line, non-zero status.
-    guard FileManager.default.fileExists(atPath: "/dev/full"), let binary = innerpeaceBinary else { return }
+    guard let binary = innerpeaceBinary else { throw CLI.Missing() }
+    try #require(FileManager.default.fileExists(atPath: "/dev/full"), "this test needs /dev/full")
     let process = Process()
     process.executableURL = binary
     process.arguments = ["render", "--out", "-", "--seed", "1", "--size", "300x200"]
@@ -455,6 +456,20 @@ struct RenderCommandTests {
     #expect(process.terminationStatus != 0)
     let lines = stderr.split(separator: "\n")
     #expect(lines.count == 1 && lines.first?.hasPrefix("innerpeace: error: ") == true, "\(stderr)")
+  }
+
+  /// `--out -` with a terminal as stdout would fill the terminal with PNG bytes: refused, before
+  /// any rendering, with one line.
+  @Test(.enabled(if: ExternalTool.scriptAvailable, "needs util-linux script for a terminal"))
+  func stdoutOnATerminalIsRefused() throws {
+    let (status, output) = try ExternalTool.runOnTerminalWithStatus([
+      "render", "--out", "-", "--seed", "1", "--size", "300x200",
+    ])
+    #expect(status == 64, "\(output)")
+    let lines = output.replacingOccurrences(of: "\r\n", with: "\n").split(separator: "\n")
+    #expect(lines.count == 1, "\(output.debugDescription)")
+    #expect(lines.first?.hasPrefix("innerpeace: error: ") == true && output.contains("terminal"), "\(output)")
+    #expect(!output.contains("PNG"), "image bytes reached the terminal")
   }
 
   // MARK: Arguments that are not UTF-8

@@ -195,7 +195,10 @@ struct ScheduleCommandTests {
       for (arguments, prefix) in [
         (["schedule", "-o", folder.appendingPathComponent("d.ics").path, "--days", "0"], "--days 0 "),
         (["schedule", "-o", folder.appendingPathComponent("d.ics").path, "--hour", "24"], "--hour 24 "),
-        (["batch", "--out-dir", folder.appendingPathComponent("b").path, "--shard", "3/2"], "--shard 3/2"),
+        (
+          ["batch", "--out-dir", folder.appendingPathComponent("b").path, "--shard", "3/2"],
+          "The value '3/2' is invalid for '--shard <I/N>': shard 3/2: I must be from 1 to N"
+        ),
         (["batch", "--out-dir", folder.appendingPathComponent("b").path, "--count", "0"], "--count 0 "),
       ] {
         let result = try CLI.run(arguments)

@@ -203,7 +203,7 @@ import Testing
       (["INNERPEACE_TIME_ZONE": "Mars/Base"], [], "INNERPEACE_TIME_ZONE=Mars/Base: "),
       (["INNERPEACE_SIGNING_KEY_FILE": "/nonexistent/key"], [], "INNERPEACE_SIGNING_KEY_FILE=/nonexistent/key: "),
       (["INNERPEACE_SIGN_ALL_IMAGES": "true"], [], "INNERPEACE_SIGN_ALL_IMAGES=true: --sign-all-images needs a key"),
-      (["LOG_LEVEL": "loud"], [], "LOG_LEVEL=loud: --log-level 'loud' is not a level"),
+      (["LOG_LEVEL": "loud"], [], "LOG_LEVEL=loud: not a valid value for --log-level"),
       (
         ["INNERPEACE_CACHE_MB": "1"], ["--background-cache-mb", "100", "--worker-memory-mb", "50"],
         "--worker-memory-mb 50"

@@ -61,19 +61,15 @@ struct BatchPlanTests {
     let size = Self.catalog.quotes.count
     for bad in [0, -1, size + 1, Int.max] {
       let error = innerPeaceError { try BatchPlan(catalog: Self.catalog, presets: [.og], quoteCount: bad) }
-      guard case .optionsConflict(let reason) = error else {
-        Issue.record("--count \(bad): expected optionsConflict, got \(String(describing: error))")
-        continue
-      }
+      #expect(error == .quoteCountOutOfRange(bad, maximum: size), "count \(bad): \(String(describing: error))")
+      // Neutral words: the core names no command-line option.
+      let reason = error?.description ?? ""
       #expect(reason.hasPrefix("count \(bad) ") && !reason.contains("--"), "\(reason)")
     }
     #expect(try BatchPlan(catalog: Self.catalog, presets: [.og], quoteCount: 1).totalCount == 1)
     #expect(try BatchPlan(catalog: Self.catalog, presets: [.og], quoteCount: size).totalCount == size)
     let empty = innerPeaceError { try BatchPlan(catalog: Self.catalog, presets: [], quoteCount: 1) }
-    guard case .optionsConflict = empty else {
-      Issue.record("no presets: expected optionsConflict, got \(String(describing: empty))")
-      return
-    }
+    #expect(empty == .presetListEmpty, "no presets: \(String(describing: empty))")
   }
 
   @Test func theSameSeedGivesTheSamePlan() throws {
@@ -143,10 +139,12 @@ struct BatchPlanTests {
     #expect(try Shard(parsing: "3/3").index == 3)
     for bad in ["0/3", "4/3", "a/b", "3", "", "/", "1/", "/3", "1/0", "-1/3", "1/2/3", "1/100001", "1 /2", "2/-3"] {
       let error = innerPeaceError { try Shard(parsing: bad) }
-      guard case .optionsConflict(let reason) = error else {
-        Issue.record("'\(bad)': expected optionsConflict, got \(String(describing: error))")
-        continue
+      switch error {
+      case .shardMalformed(let text): #expect(text == bad)
+      case .shardOutOfRange(let index, let count): #expect("\(index)/\(count)" == bad, "'\(bad)'")
+      default: Issue.record("'\(bad)': expected a shard error, got \(String(describing: error))")
       }
+      let reason = error?.description ?? ""
       #expect(reason.hasPrefix("shard ") && !reason.contains("--"), "'\(bad)': \(reason)")
     }
   }

@@ -211,10 +211,8 @@ struct DailyScheduleTests {
     #expect(try DailySchedule(catalog: three, from: from, days: 3, timeZone: zone, seed: 1).events.count == 3)
     for days in [0, -1, 4, 1000] {
       let error = innerPeaceError { try DailySchedule(catalog: three, from: from, days: days, timeZone: zone, seed: 1) }
-      guard case .optionsConflict(let reason) = error else {
-        Issue.record("days \(days): expected optionsConflict, got \(String(describing: error))")
-        continue
-      }
+      #expect(error == .dayCountOutOfRange(days, maximum: 3), "days \(days): \(String(describing: error))")
+      let reason = error?.description ?? ""
       // Neutral words: the core names no command-line option.
       #expect(reason.hasPrefix("days \(days) ") && !reason.contains("--"), "\(reason)")
     }
@@ -222,10 +220,8 @@ struct DailyScheduleTests {
       let error = innerPeaceError {
         try DailySchedule(catalog: three, from: from, days: 1, hour: hour, timeZone: zone, seed: 1)
       }
-      guard case .optionsConflict(let reason) = error else {
-        Issue.record("hour \(hour): expected optionsConflict, got \(String(describing: error))")
-        continue
-      }
+      #expect(error == .hourOutOfRange(hour), "hour \(hour): \(String(describing: error))")
+      let reason = error?.description ?? ""
       #expect(reason.hasPrefix("hour \(hour) ") && !reason.contains("--"), "\(reason)")
     }
     for hour in [0, 23] {
@@ -312,7 +308,8 @@ struct DailyScheduleTests {
     let paris = try Self.zone("Europe/Paris")
     let stamp = try Self.local(paris, 2026, 3, 1, 9, 15, 7)
     let schedule = try DailySchedule(
-      catalog: Self.catalog, from: stamp, days: 5, timeZone: paris, seed: 7, baseURL: "https://cards.example.com/")
+      catalog: Self.catalog, from: stamp, days: 5, timeZone: paris, seed: 7,
+      link: { "https://cards.example.com/q/\($0)" })
     let text = schedule.iCalendar(stamp: stamp)
     let lines = Self.unfold(Self.physicalLines(text))
     #expect(lines.first == "BEGIN:VCALENDAR")
@@ -370,7 +367,7 @@ struct DailyScheduleTests {
     let stamp = try Self.local(zone, 2026, 7, 1)
     let schedule = try DailySchedule(
       catalog: catalog, from: stamp, days: catalog.quotes.count, timeZone: zone, seed: 3,
-      baseURL: "https://cards.example.com")
+      link: { "https://cards.example.com/q/\($0)" })
     let text = schedule.iCalendar(stamp: stamp)
     let physical = Self.physicalLines(text)
     var folded = 0

@@ -23,17 +23,27 @@ public struct Shard: Hashable, Sendable, CustomStringConvertible {
     self.count = count
   }
 
+  /// The most shards a run may be split into.
+  public static let maximumCount = 100_000
+
+  /// Shard `index` (1-based) of `count`.
+  /// - Throws: ``InnerPeaceError/shardOutOfRange(index:count:)`` unless
+  ///   1 <= index <= count <= ``maximumCount``.
+  public init(index: Int, count: Int) throws(InnerPeaceError) {
+    guard (1...Shard.maximumCount).contains(count), (1...count).contains(index) else {
+      throw .shardOutOfRange(index: index, count: count)
+    }
+    self.init(uncheckedIndex: index, count: count)
+  }
+
   /// Parses `I/N` with 1 <= I <= N (for a 0-based job index, pass index+1).
-  /// - Throws: ``InnerPeaceError/optionsConflict(reason:)`` with a sentence saying what is wrong.
+  /// - Throws: ``InnerPeaceError/shardMalformed(_:)`` or ``InnerPeaceError/shardOutOfRange(index:count:)``.
   public init(parsing text: String) throws(InnerPeaceError) {
     let parts = text.split(separator: "/", omittingEmptySubsequences: false)
     guard parts.count == 2, let index = Int(parts[0]), let count = Int(parts[1]) else {
-      throw .optionsConflict(reason: "shard '\(text)' is not of the form I/N (e.g. 2/8)")
+      throw .shardMalformed(text)
     }
-    guard count >= 1, count <= 100_000, (1...count).contains(index) else {
-      throw .optionsConflict(reason: "shard \(text): I must be from 1 to N, and N from 1 to 100000")
-    }
-    self.init(uncheckedIndex: index, count: count)
+    try self.init(index: index, count: count)
   }
 
   /// Whether the item at `position` of the full run belongs to this shard: round robin, so every
@@ -50,17 +60,21 @@ public struct BatchPlan: Sendable {
   public let items: [BatchItem]
   /// How many items the whole run has, over all shards.
   public let totalCount: Int
+  /// Whether the cards carry the `— Author` line.
+  public let showsAuthor: Bool
+  /// How the quote's lines sit on every card.
+  public let alignment: TextAlignment
 
-  /// - Throws: ``InnerPeaceError/optionsConflict(reason:)`` for an empty preset list or a count
-  ///   outside 1...quotes.
+  /// - Throws: ``InnerPeaceError/presetListEmpty``, or
+  ///   ``InnerPeaceError/quoteCountOutOfRange(_:maximum:)`` for a count outside 1...quotes.
   public init(
     catalog: Catalog, presets: [Preset], quoteCount: Int? = nil, format: ImageFormat = .png, seed: UInt64 = 0,
-    shard: Shard = .all
+    shard: Shard = .all, showsAuthor: Bool = true, alignment: TextAlignment = .natural
   ) throws(InnerPeaceError) {
-    guard !presets.isEmpty else { throw .optionsConflict(reason: "preset: at least one preset is needed") }
+    guard !presets.isEmpty else { throw .presetListEmpty }
     let quotes = quoteCount ?? catalog.quotes.count
     guard (1...catalog.quotes.count).contains(quotes) else {
-      throw .optionsConflict(reason: "count \(quotes) must be from 1 to \(catalog.quotes.count), the catalog's size")
+      throw .quoteCountOutOfRange(quotes, maximum: catalog.quotes.count)
     }
     var unique: [Preset] = []
     for preset in presets where !unique.contains(preset) { unique.append(preset) }
@@ -80,6 +94,8 @@ public struct BatchPlan: Sendable {
     }
     self.items = items
     self.totalCount = position
+    self.showsAuthor = showsAuthor
+    self.alignment = alignment
   }
 
   /// `0042-og.png`: the quote index (four digits or more), the preset, the format's extension.

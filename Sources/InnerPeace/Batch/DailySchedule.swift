@@ -13,33 +13,33 @@ public struct DailySchedule: Sendable {
     public let date: String
     public let quoteIndex: Int
     public let quote: Quote
+    /// A page about the quote, from the caller's `link`.
+    public let url: String?
   }
+
+  /// The most days a schedule without a seed may cover.
+  public static let maximumDays = 366
 
   public let events: [Event]
   public let timeZone: TimeZone
-  let baseURL: String?
 
   /// - Parameters:
   ///   - from: the moment to start after; the first event is the next `hour`:00 that is still ahead
   ///     (or today's, past or not, with `includesToday`).
-  ///   - days: how many daily events (1 to the number of quotes, so that a shuffle never repeats).
+  ///   - days: how many daily events (1 to ``maximumDays``; with a seed, 1 to the number of
+  ///     quotes, so that a shuffle never repeats).
+  ///   - hour: the local hour of every event, 0 to 23.
   ///   - seed: shuffles the quotes with this seed; `nil` gives each day its quote of the day.
-  ///   - baseURL: the service's origin; each event then links its quote's page, `{base}/q/{index}`.
-  /// - Throws: ``InnerPeaceError/optionsConflict(reason:)`` for days or hour out of range, the
-  ///   reason starting with the parameter's name (`days 0 must be ...`; no command-line wording).
+  ///   - link: the URL of a page about the quote at an index, if there is one.
+  /// - Throws: ``InnerPeaceError/dayCountOutOfRange(_:maximum:)`` or
+  ///   ``InnerPeaceError/hourOutOfRange(_:)``.
   public init(
     catalog: Catalog, from now: Date, days: Int = 7, hour: Int = 10, timeZone: TimeZone, seed: UInt64?,
-    includesToday: Bool = false, baseURL: String? = nil
+    includesToday: Bool = false, link: ((Int) -> String)? = nil
   ) throws(InnerPeaceError) {
-    if seed == nil {
-      guard (1...366).contains(days) else { throw .optionsConflict(reason: "days \(days) must be from 1 to 366") }
-    } else {
-      guard (1...catalog.quotes.count).contains(days) else {
-        throw .optionsConflict(
-          reason: "days \(days) must be from 1 to \(catalog.quotes.count): each day gets a different quote")
-      }
-    }
-    guard (0...23).contains(hour) else { throw .optionsConflict(reason: "hour \(hour) must be from 0 to 23") }
+    let maximumDays = seed == nil ? DailySchedule.maximumDays : catalog.quotes.count
+    guard (1...maximumDays).contains(days) else { throw .dayCountOutOfRange(days, maximum: maximumDays) }
+    guard (0...23).contains(hour) else { throw .hourOutOfRange(hour) }
     var calendar = Calendar(identifier: .gregorian)
     calendar.timeZone = timeZone
     var first = calendar.date(bySettingHour: hour, minute: 0, second: 0, of: now) ?? now
@@ -48,17 +48,17 @@ public struct DailySchedule: Sendable {
     let order = seed == nil ? [] : Array(catalog.quotes.indices).shuffled(using: &generator)
     var events: [Event] = []
     for day in 0..<days {
-      // Each day's 10:00 is computed from the calendar (not by adding 24 h), so it stays 10:00
-      // across daylight-saving changes.
+      // Each day's hour is computed from the calendar (not by adding 24 h), so it stays the same
+      // local hour across daylight-saving changes.
       let dayStart = calendar.date(byAdding: .day, value: day, to: first) ?? first
       let start = calendar.date(bySettingHour: hour, minute: 0, second: 0, of: dayStart) ?? dayStart
       let date = DailyQuote.dateString(start, calendar: calendar)
       let index = seed == nil ? catalog.quoteOfTheDay(date: date).quoteIndex : order[day]
-      events.append(Event(start: start, date: date, quoteIndex: index, quote: catalog.quotes[index]))
+      events.append(
+        Event(start: start, date: date, quoteIndex: index, quote: catalog.quotes[index], url: link?(index)))
     }
     self.events = events
     self.timeZone = timeZone
-    self.baseURL = baseURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
   }
 
   /// The calendar as iCalendar text: CRLF line ends, lines folded at 75 octets, text escaped.
@@ -80,8 +80,8 @@ public struct DailySchedule: Sendable {
         "SUMMARY:Inner Peace",
         "DESCRIPTION:\(DailySchedule.escape(event.quote.shareMessage))",
       ]
-      if let baseURL {
-        lines.append("URL:\(baseURL)/q/\(event.quoteIndex)")
+      if let url = event.url {
+        lines.append("URL:\(url)")
       }
       lines += [
         "BEGIN:VALARM", "ACTION:DISPLAY", "DESCRIPTION:Inner Peace", "TRIGGER:PT0M", "END:VALARM", "END:VEVENT",
@@ -123,13 +123,11 @@ public struct DailySchedule: Sendable {
   static func fold(_ line: String) -> String {
     var result = ""
     var count = 0
-    var limit = 75
     for character in line {
       let size = String(character).utf8.count
-      if count + size > limit {
+      if count + size > 75 {
         result += "\r\n "
         count = 1
-        limit = 75
       }
       result.append(character)
       count += size
