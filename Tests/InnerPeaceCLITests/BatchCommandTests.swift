@@ -347,6 +347,41 @@ struct BatchCommandTests {
     }
   }
 
+  /// The card options `render` has, batch has too: a batch card with `--no-author --align center`
+  /// is the very card `render` makes of the same quote, picture and size with those options, and
+  /// `--resume` with other card options is refused.
+  @Test func cardOptionsMatchRender() throws {
+    try withTemporaryFolder("innerpeace-batch-card-options") { root in
+      let folder = root.appendingPathComponent("cards")
+      let options = ["--no-author", "--align", "center", "--format", "webp"]
+      let result = try CLI.run(
+        ["batch", "--out-dir", folder.path, "--count", "2", "--preset", "400x300", "--quiet"] + options)
+      #expect(result.status == 0, "stderr: \(result.stderr)")
+      let plan = try Self.plan(presets: ["400x300"], count: 2, format: .webp)
+      for item in plan.items {
+        let card = root.appendingPathComponent("render-\(item.quoteIndex).webp")
+        let render = try CLI.run(
+          [
+            "render", "--out", card.path, "--quote", "\(item.quoteIndex)", "--picture", item.picture, "--size",
+            "400x300", "--seed", "0",
+          ] + options)
+        #expect(render.status == 0, "stderr: \(render.stderr)")
+        #expect(
+          try Reader.bytes(folder.appendingPathComponent(item.fileName)) == Reader.bytes(card),
+          "\(item.fileName) differs from render's card")
+      }
+      let plain = try CLI.run([
+        "render", "--out", "-", "--quote", "\(plan.items[0].quoteIndex)", "--picture", plan.items[0].picture, "--size",
+        "400x300", "--seed", "0", "--format", "webp",
+      ])
+      #expect(try plain.stdout != Reader.bytes(folder.appendingPathComponent(plan.items[0].fileName)))
+      let other = try CLI.run([
+        "batch", "--out-dir", folder.path, "--count", "2", "--preset", "400x300", "--format", "webp", "--resume",
+      ])
+      #expect(other.status == 64, "resumed with the author line back: \(other.stderr)")
+    }
+  }
+
   // MARK: Shards
 
   @Test func twoShardsMakeExactlyTheUnshardedRun() throws {
