@@ -30,33 +30,21 @@ final class ServerMetrics: Sendable {
   ]
 
   init() {
-    cacheHits = registry.makeCounter(
-      descriptor: .init(
-        metricName: "innerpeace_card_cache_hits", unitName: "total", helpText: "Cards served from memory."))
-    cacheMisses = registry.makeCounter(
-      descriptor: .init(
-        metricName: "innerpeace_card_cache_misses", unitName: "total", helpText: "Cards that had to be rendered."))
-    rendersInFlight = registry.makeGauge(
-      descriptor: .init(
-        metricName: "innerpeace_renders_in_flight", unitName: "", helpText: "Renders admitted and not finished."))
-    rejected = registry.makeCounter(
-      descriptor: .init(
-        metricName: "innerpeace_requests_rejected", unitName: "total",
-        helpText: "Requests answered 503 because the render pool was full."))
-    cacheBytes = registry.makeGauge(
-      descriptor: .init(
-        metricName: "innerpeace_card_cache", unitName: "bytes", helpText: "Bytes of cards held in memory."))
-    residentMemory = registry.makeGauge(
-      descriptor: .init(
-        metricName: "process_resident_memory", unitName: "bytes",
-        helpText: "Resident memory of the server process (render workers not included)."))
-    openFileDescriptors = registry.makeGauge(
-      descriptor: .init(
-        metricName: "process_open", unitName: "fds", helpText: "Open file descriptors of the server process."))
-    cpuSeconds = registry.makeCounter(
-      descriptor: .init(
-        metricName: "process_cpu_seconds", unitName: "total",
-        helpText: "User and system CPU time of the server process, in seconds."))
+    cacheHits = registry.counter("innerpeace_card_cache_hits", unit: "total", help: "Cards served from memory.")
+    cacheMisses = registry.counter(
+      "innerpeace_card_cache_misses", unit: "total", help: "Cards that had to be rendered.")
+    rendersInFlight = registry.gauge(
+      "innerpeace_renders_in_flight", unit: "", help: "Renders admitted and not finished.")
+    rejected = registry.counter(
+      "innerpeace_requests_rejected", unit: "total", help: "Requests answered 503 because the render pool was full.")
+    cacheBytes = registry.gauge("innerpeace_card_cache", unit: "bytes", help: "Bytes of cards held in memory.")
+    residentMemory = registry.gauge(
+      "process_resident_memory", unit: "bytes",
+      help: "Resident memory of the server process (render workers not included).")
+    openFileDescriptors = registry.gauge(
+      "process_open", unit: "fds", help: "Open file descriptors of the server process.")
+    cpuSeconds = registry.counter(
+      "process_cpu_seconds", unit: "total", help: "User and system CPU time of the server process, in seconds.")
     registry.makeGauge(
       descriptor: .init(metricName: "innerpeace_build", unitName: "info", helpText: "The running build: always 1."),
       labels: [("version", InnerPeaceVersion.current), ("swift", Self.swiftVersion)]
@@ -144,5 +132,17 @@ struct ProcessFigures {
     return ProcessFigures(
       residentBytes: resident * Int(sysconf(Int32(_SC_PAGESIZE))), openFileDescriptors: descriptors,
       cpuSeconds: ticks > 0 ? (user + system) / ticks : 0)
+  }
+}
+
+extension PrometheusCollectorRegistry {
+  /// A counter named `name_unit`, with its help text.
+  func counter(_ name: String, unit: String, help: String) -> Counter {
+    makeCounter(descriptor: .init(metricName: name, unitName: unit, helpText: help))
+  }
+
+  /// A gauge named `name_unit` (or `name` with no unit), with its help text.
+  func gauge(_ name: String, unit: String, help: String) -> Gauge {
+    makeGauge(descriptor: .init(metricName: name, unitName: unit, helpText: help))
   }
 }

@@ -68,18 +68,14 @@ final class WorkerPool: @unchecked Sendable {
     self.startTimeout = startTimeout
     self.logger = logger
     slots = Array(repeating: .empty, count: count)
-    workersGauge = registry.makeGauge(
-      descriptor: .init(
-        metricName: "innerpeace_render_workers", unitName: "",
-        helpText: "Render worker processes running and ready for work."))
-    failuresCounter = registry.makeCounter(
-      descriptor: .init(
-        metricName: "innerpeace_render_worker_failures", unitName: "total",
-        helpText: "Render worker processes that died, hung or failed to start (each is replaced)."))
-    retirementsCounter = registry.makeCounter(
-      descriptor: .init(
-        metricName: "innerpeace_render_worker_retirements", unitName: "total",
-        helpText: "Render worker processes replaced because they held more memory at rest than their limit."))
+    workersGauge = registry.gauge(
+      "innerpeace_render_workers", unit: "", help: "Render worker processes running and ready for work.")
+    failuresCounter = registry.counter(
+      "innerpeace_render_worker_failures", unit: "total",
+      help: "Render worker processes that died, hung or failed to start (each is replaced).")
+    retirementsCounter = registry.counter(
+      "innerpeace_render_worker_retirements", unit: "total",
+      help: "Render worker processes replaced because they held more memory at rest than their limit.")
     let supervisor = Thread { [self] in supervise() }
     supervisor.name = "innerpeace-worker-supervisor"
     supervisor.start()
