@@ -203,6 +203,8 @@ enum WorkerWire {
     case .optionsConflict(let reason): tag(13, reason)
     case .fontsUnavailable(let reason): tag(14, reason)
     case .renderFailed(let reason): tag(15, reason)
+    case .decodingFailed(let reason): tag(16, reason)
+    case .encodingFailed(let format, let reason): tag(17, format.rawValue, reason)
     }
     return writer.bytes
   }
@@ -230,6 +232,10 @@ enum WorkerWire {
     case 13: error = .optionsConflict(reason: try reader.string())
     case 14: error = .fontsUnavailable(reason: try reader.string())
     case 15: error = .renderFailed(reason: try reader.string())
+    case 16: error = .decodingFailed(reason: try reader.string())
+    case 17:
+      guard let format = ImageFormat(rawValue: try reader.string()) else { throw WireError("bad format") }
+      error = .encodingFailed(format: format, reason: try reader.string())
     case let tag: throw WireError("unknown error tag \(tag)")
     }
     try reader.expectEnd()

@@ -35,7 +35,8 @@ import Testing
       .pictureUnknown(name: "b"), .pictureUndecodable(name: "c", reason: "r"),
       .quoteIndexOutOfRange(index: -4, count: 50), .textInvalid(reason: "t"), .authorInvalid(reason: "a"),
       .presetUnknown("p"), .sizeInvalid(reason: "s"), .formatUnknown("gif"), .optionsConflict(reason: "o"),
-      .fontsUnavailable(reason: "f"), .renderFailed(reason: "x"),
+      .fontsUnavailable(reason: "f"), .renderFailed(reason: "x"), .decodingFailed(reason: "d"),
+      .encodingFailed(format: .jpeg, reason: "e"),
     ]
     for error in errors {
       #expect(try WorkerWire.decodeError(WorkerWire.encode(error)) == error)
