@@ -178,7 +178,8 @@ public final class CardRenderer: Sendable {
       }
     }
     // Taken, so the decoded photo goes as soon as it is painted, before the cache copies the canvas.
-    try clock.measure(.scale) { () throws(InnerPeaceError) in try BackgroundScaler.cover(decoded.take()!, onto: canvas)
+    try clock.measure(.scale) { () throws(InnerPeaceError) in
+      try BackgroundScaler.cover(decoded.take()!, onto: canvas)
     }
     if backgrounds.accepts(byteCount: canvas.width * canvas.height * 4) {
       backgrounds.store(Pixels(copying: canvas), for: key)
