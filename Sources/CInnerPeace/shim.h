@@ -22,7 +22,4 @@ static inline FcPattern *innerpeace_font_pattern(PangoFont *font) {
   return PANGO_FC_FONT(font)->font_pattern;
 }
 
-// G_OBJECT_TYPE_NAME is a macro too; used in diagnostics only.
-static inline void innerpeace_object_unref(void *object) { g_object_unref(object); }
-
 #endif

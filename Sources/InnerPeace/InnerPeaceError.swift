@@ -14,8 +14,11 @@ public enum InnerPeaceError: Error, Equatable, Sendable, CustomStringConvertible
   case pictureNameInvalid(name: String)
   /// A picture that was asked for by name but is not in the catalog.
   case pictureUnknown(name: String)
-  /// A picture whose bytes cannot be decoded as JPEG or PNG.
+  /// A catalog picture whose file cannot be read or decoded as JPEG or PNG.
   case pictureUndecodable(name: String, reason: String)
+  /// Image bytes that cannot be decoded as JPEG or PNG (the decoder's own error; the renderer
+  /// reports a catalog picture's as ``pictureUndecodable(name:reason:)``).
+  case decodingFailed(reason: String)
   /// A quote index outside the catalog.
   case quoteIndexOutOfRange(index: Int, count: Int)
   /// Text that is empty, too long, or holds characters a card cannot show.
@@ -44,8 +47,10 @@ public enum InnerPeaceError: Error, Equatable, Sendable, CustomStringConvertible
   case hourOutOfRange(Int)
   /// The bundled fonts could not be found or registered.
   case fontsUnavailable(reason: String)
-  /// Cairo, Pango or a codec failed while drawing or encoding.
+  /// Cairo or Pango failed while drawing.
   case renderFailed(reason: String)
+  /// An encoder (libdeflate, libturbojpeg, libwebp) failed to write the card.
+  case encodingFailed(format: ImageFormat, reason: String)
 
   public var description: String {
     switch self {
@@ -63,6 +68,8 @@ public enum InnerPeaceError: Error, Equatable, Sendable, CustomStringConvertible
       return "no picture named '\(name)' in the catalog"
     case .pictureUndecodable(let name, let reason):
       return "picture '\(name)' cannot be decoded: \(reason)"
+    case .decodingFailed(let reason):
+      return "the image cannot be decoded: \(reason)"
     case .quoteIndexOutOfRange(let index, let count):
       return "quote index \(index) is out of range: the catalog has \(count) quotes (0...\(count - 1))"
     case .textInvalid(let reason):
@@ -93,6 +100,8 @@ public enum InnerPeaceError: Error, Equatable, Sendable, CustomStringConvertible
       return "fonts unavailable: \(reason)"
     case .renderFailed(let reason):
       return "render failed: \(reason)"
+    case .encodingFailed(let format, let reason):
+      return "the card cannot be encoded as \(format.rawValue): \(reason)"
     }
   }
 }

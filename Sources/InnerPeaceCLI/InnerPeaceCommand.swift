@@ -131,13 +131,13 @@ enum ExitStatus {
   static func code(for error: InnerPeaceError) -> Int32 {
     switch error {
     case .catalogUnreadable, .pictureMissing: noInput
-    case .catalogMalformed, .catalogInvalid, .pictureUndecodable: dataError
+    case .catalogMalformed, .catalogInvalid, .pictureUndecodable, .decodingFailed: dataError
     case .pictureNameInvalid, .pictureUnknown, .quoteIndexOutOfRange, .textInvalid, .authorInvalid, .presetUnknown,
       .sizeInvalid, .formatUnknown, .optionsConflict, .shardMalformed, .shardOutOfRange, .presetListEmpty,
       .quoteCountOutOfRange, .dayCountOutOfRange, .hourOutOfRange:
       usage
     case .fontsUnavailable: unavailable
-    case .renderFailed: software
+    case .renderFailed, .encodingFailed: software
     }
   }
 }

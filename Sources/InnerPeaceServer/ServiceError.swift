@@ -55,7 +55,7 @@ public struct ServiceError: HTTPResponseError, Sendable {
     case .optionsConflict(let reason):
       return .badParameter("format", reason)
     case .catalogUnreadable, .catalogMalformed, .catalogInvalid, .pictureMissing, .pictureUndecodable,
-      .fontsUnavailable, .renderFailed:
+      .fontsUnavailable, .renderFailed, .decodingFailed, .encodingFailed:
       return ServiceError(.internalServerError, "the card could not be rendered")
     case .shardMalformed, .shardOutOfRange, .presetListEmpty, .quoteCountOutOfRange, .dayCountOutOfRange,
       .hourOutOfRange:

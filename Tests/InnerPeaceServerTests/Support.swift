@@ -353,22 +353,14 @@ final class CountingRenderer: CardRendering {
 }
 
 /// Renders for real, then empties the bytes: a renderer bug the service must not pass on as a
-/// 200. `RenderedCard` has no public initialiser, so the copy's `bytes` is overwritten in place.
+/// 200.
 final class EmptyBytesRenderer: CardRendering {
   let base: CardRenderer
   init(base: CardRenderer) { self.base = base }
   var catalog: Catalog { base.catalog }
 
-  /// Where `bytes` lives inside a `RenderedCard`, when the layout exposes it.
-  static let bytesOffset = MemoryLayout<RenderedCard>.offset(of: \RenderedCard.bytes)
-
   func render(_ request: CardRequest) throws(InnerPeaceError) -> RenderedCard {
-    var card = try base.render(request)
-    guard let offset = EmptyBytesRenderer.bytesOffset else { return card }
-    withUnsafeMutableBytes(of: &card) { raw in
-      raw.baseAddress!.advanced(by: offset).assumingMemoryBound(to: [UInt8].self).pointee = []
-    }
-    return card
+    RenderedCard(try base.render(request), bytes: [])
   }
 }
 

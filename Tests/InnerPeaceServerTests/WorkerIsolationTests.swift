@@ -35,7 +35,8 @@ import Testing
       .pictureUnknown(name: "b"), .pictureUndecodable(name: "c", reason: "r"),
       .quoteIndexOutOfRange(index: -4, count: 50), .textInvalid(reason: "t"), .authorInvalid(reason: "a"),
       .presetUnknown("p"), .sizeInvalid(reason: "s"), .formatUnknown("gif"), .optionsConflict(reason: "o"),
-      .fontsUnavailable(reason: "f"), .renderFailed(reason: "x"), .shardMalformed("1-2"),
+      .fontsUnavailable(reason: "f"), .renderFailed(reason: "x"), .decodingFailed(reason: "d"),
+      .encodingFailed(format: .jpeg, reason: "e"), .shardMalformed("1-2"),
       .shardOutOfRange(index: 3, count: 2), .presetListEmpty, .quoteCountOutOfRange(0, maximum: 50),
       .dayCountOutOfRange(400, maximum: 366), .hourOutOfRange(24),
     ]

@@ -334,6 +334,7 @@ struct CatalogTests {
       .quoteIndexOutOfRange(index: 5, count: 3),
       .textInvalid(reason: "r"), .authorInvalid(reason: "r"), .presetUnknown("p"), .sizeInvalid(reason: "r"),
       .formatUnknown("f"), .optionsConflict(reason: "r"), .fontsUnavailable(reason: "r"), .renderFailed(reason: "r"),
+      .decodingFailed(reason: "r"), .encodingFailed(format: .webp, reason: "r"),
     ]
     for error in errors {
       #expect(!error.description.isEmpty && !error.description.contains("\n"), "\(error)")

@@ -139,7 +139,6 @@ struct HostileTextTests {
       layout.limitHeight(width)
       let bounds = layout.bounds
       #expect(bounds.width.isFinite && bounds.height.isFinite && bounds.height > 0, "size \(size), width \(width)")
-      layout.limitHeight(nil)
     }
   }
 

@@ -20,6 +20,20 @@ public enum ImageFormat: String, CaseIterable, Hashable, Sendable {
 
   /// The HTTP media type.
   public var mediaType: String { "image/\(rawValue)" }
+
+  /// Whether the format keeps an alpha channel, as a transparent card needs (JPEG has none).
+  public var carriesAlpha: Bool { self != .jpeg }
+
+  /// The one check of the rule that a transparent card cannot be a JPEG; the renderer and the
+  /// encoder both make it.
+  /// - Parameter transparent: whether the card has transparent pixels.
+  /// - Throws: ``InnerPeaceError/optionsConflict(reason:)`` for a transparent card in a format
+  ///   without alpha.
+  public func validate(transparent: Bool) throws(InnerPeaceError) {
+    guard transparent && !carriesAlpha else { return }
+    throw .optionsConflict(
+      reason: "\(rawValue.uppercased()) has no alpha channel: a transparent card needs png or webp")
+  }
 }
 
 /// How the lines of the quote sit inside the text block.

@@ -142,4 +142,11 @@ enum Blur {
     }
     return result
   }
+
+  /// `target[i] = max(target[i], source[i])` for `i < count`: byte maxima, a vectorised C kernel
+  /// (the halo's contrast check grows the text's coverage with it).
+  @inline(__always)
+  static func maximum(into target: UnsafeMutablePointer<UInt8>, _ source: UnsafePointer<UInt8>, count: Int) {
+    innerpeace_max_bytes(target, source, count)
+  }
 }

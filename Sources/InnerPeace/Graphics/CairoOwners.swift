@@ -81,15 +81,19 @@ final class ImageSurface {
   func flush() { cairo_surface_flush(handle) }
   func markDirty() { cairo_surface_mark_dirty(handle) }
 
+  /// An 8-bit alpha surface holding `bytes` (`width` bytes a row, rows packed): a mask to paint
+  /// through.
+  convenience init(mask bytes: [UInt8], width: Int, height: Int) throws(InnerPeaceError) {
+    try self.init(format: .a8, width: width, height: height)
+    replaceRows(with: bytes, bytesPerRow: width)
+  }
+
   /// The first `bytesPerRow` bytes of every row, rows packed (flushed first).
   func packedRows(bytesPerRow: Int) -> [UInt8] {
     flush()
-    let stride = self.stride
-    let data = self.data
     return [UInt8](unsafeUninitializedCapacity: bytesPerRow * height) { buffer, count in
-      for row in 0..<height {
-        (buffer.baseAddress! + row * bytesPerRow).update(from: data + row * stride, count: bytesPerRow)
-      }
+      copyRows(
+        height, bytesPerRow: bytesPerRow, from: data, stride: stride, to: buffer.baseAddress!, stride: bytesPerRow)
       count = bytesPerRow * height
     }
   }
@@ -97,12 +101,9 @@ final class ImageSurface {
   /// Overwrites the first `bytesPerRow` bytes of every row from `bytes` (rows packed), then marks
   /// the surface dirty.
   func replaceRows(with bytes: [UInt8], bytesPerRow: Int) {
-    let stride = self.stride
-    let data = self.data
     bytes.withUnsafeBufferPointer { source in
-      for row in 0..<height {
-        (data + row * stride).update(from: source.baseAddress! + row * bytesPerRow, count: bytesPerRow)
-      }
+      copyRows(
+        height, bytesPerRow: bytesPerRow, from: source.baseAddress!, stride: bytesPerRow, to: data, stride: stride)
     }
     markDirty()
   }
@@ -127,6 +128,47 @@ final class DrawingContext {
     let status = cairo_status(handle)
     if status != CAIRO_STATUS_SUCCESS {
       throw .renderFailed(reason: "cairo: \(String(cString: cairo_status_to_string(status)))")
+    }
+  }
+
+  /// Sets the source to an opaque colour, each component from 0 to 1.
+  func setSource(red: Double, green: Double, blue: Double) {
+    cairo_set_source_rgb(handle, red, green, blue)
+  }
+
+  /// Paints the source through the alpha of `mask`, its top-left corner at (`x`, `y`).
+  func paint(through mask: ImageSurface, x: Double, y: Double) {
+    cairo_mask_surface(handle, mask.handle, x, y)
+  }
+
+  /// Limits all later drawing to the rectangle.
+  func clip(x: Double, y: Double, width: Double, height: Double) {
+    cairo_rectangle(handle, x, y, width, height)
+    cairo_clip(handle)
+  }
+
+  /// Replaces the target's pixels with `pixels` scaled by `scale` with its top-left corner at
+  /// (`x`, `y`): Cairo's good (bilinear) filter, the edge pixels padded outwards so no black is
+  /// pulled in. The context's state is as before afterwards, and holds nothing of `pixels`.
+  func paint(_ pixels: Pixels, scale: Double, x: Double, y: Double) throws(InnerPeaceError) {
+    // Cairo only reads a source surface: no mutable copy of the pixels is needed.
+    try pixels.bytes.withUnsafeBufferPointer { (buffer) throws(InnerPeaceError) in
+      let source = try ImageSurface(
+        wrapping: UnsafeMutablePointer(mutating: buffer.baseAddress!), format: .rgb24, width: pixels.width,
+        height: pixels.height, stride: pixels.stride)
+      cairo_save(handle)
+      cairo_translate(handle, x, y)
+      cairo_scale(handle, scale, scale)
+      cairo_set_source_surface(handle, source.handle, 0, 0)
+      let pattern = cairo_get_source(handle)
+      cairo_pattern_set_extend(pattern, CAIRO_EXTEND_PAD)
+      cairo_pattern_set_filter(pattern, CAIRO_FILTER_GOOD)
+      cairo_set_operator(handle, CAIRO_OPERATOR_SOURCE)
+      cairo_paint(handle)
+      // The source surface borrows the pixels' bytes: restoring the state releases Cairo's hold
+      // on it before they go.
+      cairo_restore(handle)
+      try check()
     }
   }
 }

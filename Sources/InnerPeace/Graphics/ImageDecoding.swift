@@ -82,7 +82,7 @@ enum ImageDecoding {
   /// still covers `target`: JPEG by DCT scaling (a 2400 px photo for a 1200 px card decodes at
   /// half size, faster and sharper than scaling the full image down afterwards), PNG by
   /// averaging whole boxes of pixels as the rows stream in.
-  /// - Throws: ``InnerPeaceError/renderFailed(reason:)`` with the reason it cannot be decoded.
+  /// - Throws: ``InnerPeaceError/decodingFailed(reason:)`` with the reason it cannot be decoded.
   static func decode(_ bytes: [UInt8], covering target: (width: Int, height: Int))
     throws(InnerPeaceError)
     -> Pixels
@@ -90,7 +90,7 @@ enum ImageDecoding {
     let header: Header
     switch inspect(bytes) {
     case .success(let checked): header = checked
-    case .failure(let failure): throw .renderFailed(reason: failure.reason)
+    case .failure(let failure): throw .decodingFailed(reason: failure.reason)
     }
     // Decode as stored: for a picture turned a quarter, the canvas turns with it.
     let storedTarget = header.orientation >= 5 ? (target.height, target.width) : target
@@ -106,7 +106,7 @@ enum ImageDecoding {
     _ bytes: [UInt8], header: Header, covering target: (width: Int, height: Int)
   ) throws(InnerPeaceError) -> Pixels {
     guard let handle = tjInitDecompress() else {
-      throw .renderFailed(reason: "libturbojpeg could not start")
+      throw .decodingFailed(reason: "libturbojpeg could not start")
     }
     defer { tjDestroy(handle) }
     let width = header.storedWidth
@@ -162,7 +162,7 @@ enum ImageDecoding {
       }
       failure = message
     }
-    if let failure { throw .renderFailed(reason: failure) }
+    if let failure { throw .decodingFailed(reason: failure) }
     if header.cmyk {
       pixels.bytes.withUnsafeMutableBufferPointer {
         innerpeace_cmyk_to_bgrx($0.baseAddress, chosen.width * chosen.height, header.adobe ? 1 : 0)
@@ -196,7 +196,7 @@ enum ImageDecoding {
     guard status == 0 else {
       let reason = String(
         decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-      throw .renderFailed(reason: reason.isEmpty ? "PNG data is invalid" : reason)
+      throw .decodingFailed(reason: reason.isEmpty ? "PNG data is invalid" : reason)
     }
     return Pixels(width: reduced.width, height: reduced.height, bytes: decoded)
   }

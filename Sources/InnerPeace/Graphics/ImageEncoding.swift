@@ -18,9 +18,13 @@ enum ImageEncoding {
   /// so the surface is spent: its pixels are not the card's afterwards.
   /// - Parameter quality: JPEG or WebP quality, clamped to 1...100; `nil` for the defaults above.
   ///   PNG ignores it.
+  /// - Throws: ``InnerPeaceError/optionsConflict(reason:)`` for a transparent surface as JPEG
+  ///   (``ImageFormat/validate(transparent:)``), ``InnerPeaceError/encodingFailed(format:reason:)``
+  ///   when the encoder fails.
   static func encode(_ surface: ImageSurface, as format: ImageFormat, quality: Int? = nil) throws(InnerPeaceError)
     -> [UInt8]
   {
+    try format.validate(transparent: hasAlpha(surface))
     surface.flush()
     let quality = quality.map { min(max($0, 1), 100) }
     switch format {
@@ -50,7 +54,7 @@ enum ImageEncoding {
     let rowBytes = width * (alpha ? 4 : 3)
     let filteredCount = (rowBytes + 1) * height
     guard let compressor = libdeflate_alloc_compressor(pngCompressionLevel) else {
-      throw .renderFailed(reason: "libdeflate could not allocate a compressor")
+      throw .encodingFailed(format: .png, reason: "libdeflate could not allocate a compressor")
     }
     defer { libdeflate_free_compressor(compressor) }
 
@@ -100,7 +104,9 @@ enum ImageEncoding {
       (base + head.count + compressedCount).initialize(from: finish, count: finish.count)
       count = head.count + compressedCount + finish.count
     }
-    guard compressedCount > 0 else { throw .renderFailed(reason: "libdeflate could not compress the image") }
+    guard compressedCount > 0 else {
+      throw .encodingFailed(format: .png, reason: "libdeflate could not compress the image")
+    }
     return png
   }
 
@@ -140,10 +146,9 @@ enum ImageEncoding {
   // MARK: JPEG
 
   private static func jpeg(_ surface: ImageSurface, quality: Int32) throws(InnerPeaceError) -> [UInt8] {
-    guard !hasAlpha(surface) else {
-      throw .optionsConflict(reason: "JPEG has no alpha channel: use png or webp for a transparent card")
+    guard let handle = tjInitCompress() else {
+      throw .encodingFailed(format: .jpeg, reason: "libturbojpeg could not start")
     }
-    guard let handle = tjInitCompress() else { throw .renderFailed(reason: "libturbojpeg could not start") }
     defer { tjDestroy(handle) }
     var output: UnsafeMutablePointer<UInt8>? = nil
     var size: UInt = 0
@@ -152,7 +157,7 @@ enum ImageEncoding {
       Int32(TJPF_BGRX.rawValue), &output, &size, Int32(TJSAMP_420.rawValue), quality, 0)
     defer { if let output { tjFree(output) } }
     guard status == 0, let output else {
-      throw .renderFailed(reason: "JPEG encoding failed: \(String(cString: tjGetErrorStr2(handle)))")
+      throw .encodingFailed(format: .jpeg, reason: String(cString: tjGetErrorStr2(handle)))
     }
     return Array(UnsafeBufferPointer(start: output, count: Int(size)))
   }
@@ -177,11 +182,13 @@ enum ImageEncoding {
     // The advanced API, for its speed setting: method 2 is about twice as fast as the
     // simple API's method 4, for files about 2 % larger (BENCHMARKS.md).
     var config = WebPConfig()
-    guard WebPConfigInit(&config) != 0 else { throw .renderFailed(reason: "libwebp version mismatch") }
+    guard WebPConfigInit(&config) != 0 else { throw .encodingFailed(format: .webp, reason: "libwebp version mismatch") }
     config.quality = quality
     config.method = webpMethod
     var picture = WebPPicture()
-    guard WebPPictureInit(&picture) != 0 else { throw .renderFailed(reason: "libwebp version mismatch") }
+    guard WebPPictureInit(&picture) != 0 else {
+      throw .encodingFailed(format: .webp, reason: "libwebp version mismatch")
+    }
     defer { WebPPictureFree(&picture) }
     picture.width = Int32(width)
     picture.height = Int32(surface.height)
@@ -189,7 +196,7 @@ enum ImageEncoding {
       alpha
       ? WebPPictureImportRGBA(&picture, packed, Int32(width * 4))
       : WebPPictureImportRGB(&picture, packed, Int32(width * 3))
-    guard imported != 0 else { throw .renderFailed(reason: "WebP encoding failed: out of memory") }
+    guard imported != 0 else { throw .encodingFailed(format: .webp, reason: "out of memory") }
     var writer = WebPMemoryWriter()
     WebPMemoryWriterInit(&writer)
     defer { WebPMemoryWriterClear(&writer) }
@@ -199,7 +206,7 @@ enum ImageEncoding {
       return WebPEncode(&config, &picture)
     }
     guard encoded != 0, let memory = writer.mem, writer.size > 0 else {
-      throw .renderFailed(reason: "WebP encoding failed (error \(picture.error_code.rawValue))")
+      throw .encodingFailed(format: .webp, reason: "libwebp error \(picture.error_code.rawValue)")
     }
     return Array(UnsafeBufferPointer(start: memory, count: writer.size))
   }

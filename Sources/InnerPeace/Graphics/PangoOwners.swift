@@ -178,16 +178,10 @@ final class TextLayout {
     }
   }
 
-  /// Limits the height (pixels at the current size) and ellipsizes the last line that fits;
-  /// `nil` lifts the limit.
-  func limitHeight(_ pixels: Double?) {
-    if let pixels {
-      pango_layout_set_ellipsize(handle, PANGO_ELLIPSIZE_END)
-      pango_layout_set_height(handle, pangoLength(pixels))
-    } else {
-      pango_layout_set_ellipsize(handle, PANGO_ELLIPSIZE_NONE)
-      pango_layout_set_height(handle, -1)
-    }
+  /// Limits the height (pixels at the current size) and ellipsizes the last line that fits.
+  func limitHeight(_ pixels: Double) {
+    pango_layout_set_ellipsize(handle, PANGO_ELLIPSIZE_END)
+    pango_layout_set_height(handle, pangoLength(pixels))
   }
 
   /// Ink and logical extents in pixels at the current size, relative to the layout's origin.

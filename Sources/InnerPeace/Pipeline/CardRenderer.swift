@@ -1,4 +1,3 @@
-internal import CInnerPeace
 public import Foundation
 import InnerPeaceResources
 
@@ -35,8 +34,7 @@ public final class CardRenderer: Sendable {
   /// Renders one card, and hands `probe` what the halo stage saw and chose (for tests).
   func render(_ request: CardRequest, probe: ((HaloProbe) -> Void)?) throws(InnerPeaceError) -> RenderedCard {
     let geometry = request.preset.geometry
-    var timings = StageTimings()
-    let clock = ContinuousClock()
+    let clock = StageClock()
 
     // Select: two draws from the seed, always in this order, so choosing one explicitly does not
     // change the other.
@@ -69,38 +67,36 @@ public final class CardRenderer: Sendable {
       _ = try catalog.pictureURL(named: name)
       pictureName = name
     }
-    if request.transparent && request.format == .jpeg {
-      throw .optionsConflict(reason: "JPEG has no alpha channel: use png or webp for a transparent card")
-    }
+    try request.format.validate(transparent: request.transparent)
 
     // Fit the text.
-    var start = clock.now
-    let context = TextContext(fontMap: FontSetup.threadFontMap(bundledFontPath: fontPath))
-    let fitter = TextFitter(geometry: geometry, alignment: request.alignment)
-    let fitted = fitter.fit(
-      quote: quote.text, author: request.showsAuthor ? quote.author : "", context: context, family: FontSetup.family)
-    timings.fit = seconds(clock.now - start)
+    let fitted = clock.measure(.fit) {
+      let context = TextContext(fontMap: FontSetup.threadFontMap(bundledFontPath: fontPath))
+      let fitter = TextFitter(geometry: geometry, alignment: request.alignment)
+      return fitter.fit(
+        quote: quote.text, author: request.showsAuthor ? quote.author : "", context: context, family: FontSetup.family)
+    }
 
     // Background: the photo scaled to cover the canvas (cached), or transparent.
     let canvas = try ImageSurface(
       format: request.transparent ? .argb32 : .rgb24, width: geometry.canvas.width, height: geometry.canvas.height)
     if !request.transparent {
-      try paintBackground(named: pictureName, on: canvas, timings: &timings)
+      try paintBackground(named: pictureName, on: canvas, clock: clock)
     }
 
     // The halo text: text layer, its alpha blurred five times, shadows, then the text.
     try HaloText.draw(
-      fitted, geometry: geometry, on: canvas, measuresContrast: !request.transparent, timings: &timings, probe: probe)
+      fitted, geometry: geometry, on: canvas, measuresContrast: !request.transparent, clock: clock, probe: probe)
 
-    start = clock.now
-    let bytes = try ImageEncoding.encode(canvas, as: request.format, quality: request.quality)
-    timings.encode = seconds(clock.now - start)
+    let bytes = try clock.measure(.encode) { () throws(InnerPeaceError) in
+      try ImageEncoding.encode(canvas, as: request.format, quality: request.quality)
+    }
 
     return RenderedCard(
       bytes: bytes, format: request.format, size: geometry.canvas, quoteIndex: quoteIndex, quote: quote,
       picture: request.transparent ? nil : pictureName,
       shareMessage: quote.shareMessage, fontSize: fitted.quoteSize, truncated: fitted.truncated,
-      layoutPasses: fitted.passes, timings: timings, missingGlyphs: fitted.missingGlyphs)
+      layoutPasses: fitted.passes, timings: clock.timings, missingGlyphs: fitted.missingGlyphs)
   }
 
   /// The files of the fonts Pango picks for `text` on this thread, in order of use. Lets tests
@@ -163,38 +159,30 @@ public final class CardRenderer: Sendable {
 
   /// Paints the photo, scaled to cover the canvas, from the cache or decoded and scaled straight
   /// into the canvas (then kept, when the cache takes a background of that size).
-  private func paintBackground(named name: String, on canvas: ImageSurface, timings: inout StageTimings)
+  private func paintBackground(named name: String, on canvas: ImageSurface, clock: StageClock)
     throws(InnerPeaceError)
   {
-    let clock = ContinuousClock()
-    var start = clock.now
     let key = BackgroundCache.Key(picture: name, width: canvas.width, height: canvas.height)
     if let cached = backgrounds.pixels(for: key) {
-      cached.copy(into: canvas)
-      timings.draw += seconds(clock.now - start)
+      clock.measure(.draw) { cached.copy(into: canvas) }
       return
     }
-    let url = try catalog.pictureURL(named: name)
-    // Read again, as at load: the file may have been swapped for a FIFO or a bigger file since.
-    let data = try PictureFile.read(atPath: url.path, name: name)
-    let decoded: Pixels
-    do {
-      decoded = try ImageDecoding.decode(data, covering: (canvas.width, canvas.height))
-    } catch {
-      guard case .renderFailed(let reason) = error else { throw error }
-      throw .pictureUndecodable(name: name, reason: reason)
+    var decoded: Pixels? = try clock.measure(.decode) { () throws(InnerPeaceError) in
+      let url = try catalog.pictureURL(named: name)
+      // Read again, as at load: the file may have been swapped for a FIFO or a bigger file since.
+      let data = try PictureFile.read(atPath: url.path, name: name)
+      do throws(InnerPeaceError) {
+        return try ImageDecoding.decode(data, covering: (canvas.width, canvas.height))
+      } catch .decodingFailed(let reason) {
+        throw .pictureUndecodable(name: name, reason: reason)
+      }
     }
-    timings.decode = seconds(clock.now - start)
-    start = clock.now
-    try BackgroundScaler.cover(consume decoded, onto: canvas)
-    timings.scale = seconds(clock.now - start)
+    // Taken, so the decoded photo goes as soon as it is painted, before the cache copies the canvas.
+    try clock.measure(.scale) { () throws(InnerPeaceError) in
+      try BackgroundScaler.cover(decoded.take()!, onto: canvas)
+    }
     if backgrounds.accepts(byteCount: canvas.width * canvas.height * 4) {
       backgrounds.store(Pixels(copying: canvas), for: key)
     }
   }
-}
-
-func seconds(_ duration: Duration) -> Double {
-  let parts = duration.components
-  return Double(parts.seconds) + Double(parts.attoseconds) * 1e-18
 }

@@ -159,7 +159,7 @@ final class FitMeasure {
     quote.setPixelSize(Double(size))
     quote.setWidth(boundsWidth)
     let lines = quote.extents.logical
-    var width = lines.width
+    let width = lines.width
     var bottom = lines.maxY
     if let author {
       // One line (it never wraps), at most as wide as its wrap width: only its height counts.

@@ -1,4 +1,3 @@
-internal import CInnerPeaceKernels
 import Foundation
 
 /// How much the halo is deepened over a bright photo: the shadow stacked more times, and, where
@@ -120,8 +119,8 @@ enum HaloContrast {
           let row = source + y * width
           let out = target + y * width
           for shift in 1...radius where shift < width {
-            innerpeace_max_bytes(out, row + shift, width - shift)
-            innerpeace_max_bytes(out + shift, row, width - shift)
+            Blur.maximum(into: out, row + shift, count: width - shift)
+            Blur.maximum(into: out + shift, row, count: width - shift)
           }
         }
       }
@@ -167,7 +166,7 @@ enum HaloContrast {
               near.withUnsafeMutableBufferPointer { near in
                 guard let near = near.baseAddress, let rows = across.baseAddress else { return }
                 near.update(from: rows + low * width, count: width)
-                for other in (low + 1)..<(high + 1) { innerpeace_max_bytes(near, rows + other * width, width) }
+                for other in (low + 1)..<(high + 1) { Blur.maximum(into: near, rows + other * width, count: width) }
               }
               for x in Swift.stride(from: 0, to: width, by: step) where source[y * width + x] == 0 && near[x] != 0 {
                 counts[line] += 1

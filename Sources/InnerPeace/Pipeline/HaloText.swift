@@ -1,5 +1,3 @@
-internal import CInnerPeace
-internal import CInnerPeaceKernels
 import Foundation
 
 /// Draws fitted text the way the app did: white, over five stacked black shadows of zero offset,
@@ -14,16 +12,15 @@ enum HaloText {
   /// - Parameters:
   ///   - measuresContrast: deepen the halo where the canvas behind the text is bright (off for a
   ///     transparent card, which has no photo to measure).
+  ///   - clock: the render's clock: drawing counts as `draw`, blurring and measuring as `blur`.
   ///   - probe: called with what the stage saw and chose, for tests.
   static func draw(
     _ fitted: FittedText, geometry: CardGeometry, on canvas: ImageSurface, measuresContrast: Bool,
-    timings: inout StageTimings, probe: ((HaloProbe) -> Void)? = nil
+    clock: StageClock, probe: ((HaloProbe) -> Void)? = nil
   )
     throws(InnerPeaceError)
   {
     let sigmas = geometry.shadowSigmas(forQuoteSize: Double(fitted.quoteSize))
-    let clock = ContinuousClock()
-    var start = clock.now
     // The text image: the text's rectangle grown by the halo margin, clipped to the canvas. Past
     // the widest blur's reach the halo is exactly zero, so the margin stops there when that is
     // nearer than the app's 30 pt: same pixels, less to blur and composite.
@@ -42,74 +39,75 @@ enum HaloText {
 
     // 1. The text's coverage, in an 8-bit layer (a quarter of a colour layer's memory), copied
     // out with rows packed; the layer goes at the end of this scope.
-    let alpha = try { () throws(InnerPeaceError) -> [UInt8] in
+    var drawnCoverage: [UInt8]? = try clock.measure(.draw) { () throws(InnerPeaceError) in
       let coverage = try ImageSurface(format: .a8, width: width, height: height)
       let coverageContext = try DrawingContext(surface: coverage)
       draw(fitted, in: coverageContext, offsetX: Double(left), offsetY: Double(top))
       try coverageContext.check()
       return coverage.packedRows(bytesPerRow: width)
-    }()
-    timings.draw += seconds(clock.now - start)
+    }
 
     // 2. The coverage, blurred once per shadow, stacked into one shadow mask, deepened where the
     // photo under the text is bright.
-    start = clock.now
-    let keepsCoverage = measuresContrast || probe != nil
-    let coverage = keepsCoverage ? alpha : []
-    var shadow = Blur.shadow(of: consume alpha, width: width, height: height, sigmas: sigmas)
-    var authorRow: Int?
-    if let author = fitted.author {
-      authorRow = min(height, max(0, Int((fitted.authorOrigin.y + author.bounds.y).rounded(.down)) - top))
+    var shadow: [UInt8] = []
+    let strengths = clock.measure(.blur) { () -> (quote: HaloStrength, author: HaloStrength) in
+      // Taken, not copied: the blur works in the coverage's own buffer when nothing else keeps it.
+      let alpha = drawnCoverage.take()!
+      let keepsCoverage = measuresContrast || probe != nil
+      let coverage = keepsCoverage ? alpha : []
+      shadow = Blur.shadow(of: consume alpha, width: width, height: height, sigmas: sigmas)
+      var authorRow: Int?
+      if let author = fitted.author {
+        authorRow = min(height, max(0, Int((fitted.authorOrigin.y + author.bounds.y).rounded(.down)) - top))
+      }
+      var strengths = (quote: HaloStrength.plain, author: HaloStrength.plain)
+      if measuresContrast {
+        canvas.flush()
+        strengths = HaloContrast.strengths(
+          coverage: coverage, shadow: shadow, width: width, height: height,
+          background: UnsafePointer(canvas.data + top * canvas.stride + 4 * left), stride: canvas.stride,
+          authorRow: authorRow, quoteSize: fitted.quoteSize)
+        HaloContrast.deepen(
+          &shadow, width: width, height: height, quote: strengths.quote, author: strengths.author,
+          authorRow: authorRow, ramp: Int((sigmas.last ?? 0) * 2))
+      }
+      probe?(
+        HaloProbe(
+          left: left, top: top, width: width, height: height, coverage: coverage, authorRow: authorRow,
+          quoteStrength: strengths.quote, authorStrength: strengths.author))
+      return strengths
     }
-    var strengths = (quote: HaloStrength.plain, author: HaloStrength.plain)
-    if measuresContrast {
-      canvas.flush()
-      strengths = HaloContrast.strengths(
-        coverage: coverage, shadow: shadow, width: width, height: height,
-        background: UnsafePointer(canvas.data + top * canvas.stride + 4 * left), stride: canvas.stride,
-        authorRow: authorRow, quoteSize: fitted.quoteSize)
-      HaloContrast.deepen(
-        &shadow, width: width, height: height, quote: strengths.quote, author: strengths.author, authorRow: authorRow,
-        ramp: Int((sigmas.last ?? 0) * 2))
-    }
-    probe?(
-      HaloProbe(
-        left: left, top: top, width: width, height: height, coverage: coverage, authorRow: authorRow,
-        quoteStrength: strengths.quote, authorStrength: strengths.author))
-    timings.blur += seconds(clock.now - start)
 
     // 3. Shadows in black through the mask, then the text over them.
-    start = clock.now
-    let mask = try ImageSurface(format: .a8, width: width, height: height)
-    mask.replaceRows(with: consume shadow, bytesPerRow: width)
-    let context = try DrawingContext(surface: canvas)
-    cairo_set_source_rgb(context.handle, 0, 0, 0)
-    // Over a photo too bright for the halo alone, first a light scrim, feathered over most of a
-    // line's height so it reads as a shade, not a box.
-    let scrimOpacity = max(strengths.quote.scrim, strengths.author.scrim)
-    let ringReach = Double(HaloContrast.ringRadius + 1)
-    if let scrim = HaloContrast.scrim(
-      opacity: scrimOpacity,
-      block: PixelRect(
-        x: fitted.block.x - ringReach, y: fitted.block.y - ringReach, width: fitted.block.width + 2 * ringReach,
-        height: fitted.block.height + 2 * ringReach),
-      feather: max(margin, Double(fitted.quoteSize)), canvasWidth: canvas.width, canvasHeight: canvas.height)
-    {
-      let scrimSurface = try ImageSurface(format: .a8, width: scrim.width, height: scrim.height)
-      scrimSurface.replaceRows(with: scrim.mask, bytesPerRow: scrim.width)
-      cairo_mask_surface(context.handle, scrimSurface.handle, Double(scrim.left), Double(scrim.top))
+    try clock.measure(.draw) { () throws(InnerPeaceError) in
+      let mask = try ImageSurface(mask: shadow, width: width, height: height)
+      shadow = []  // the mask holds it now
+      let context = try DrawingContext(surface: canvas)
+      context.setSource(red: 0, green: 0, blue: 0)
+      // Over a photo too bright for the halo alone, first a light scrim, feathered over most of a
+      // line's height so it reads as a shade, not a box.
+      let scrimOpacity = max(strengths.quote.scrim, strengths.author.scrim)
+      let ringReach = Double(HaloContrast.ringRadius + 1)
+      if let scrim = HaloContrast.scrim(
+        opacity: scrimOpacity,
+        block: PixelRect(
+          x: fitted.block.x - ringReach, y: fitted.block.y - ringReach, width: fitted.block.width + 2 * ringReach,
+          height: fitted.block.height + 2 * ringReach),
+        feather: max(margin, Double(fitted.quoteSize)), canvasWidth: canvas.width, canvasHeight: canvas.height)
+      {
+        let scrimSurface = try ImageSurface(mask: scrim.mask, width: scrim.width, height: scrim.height)
+        context.paint(through: scrimSurface, x: Double(scrim.left), y: Double(scrim.top))
+      }
+      context.paint(through: mask, x: Double(left), y: Double(top))
+      // Then the text itself, white (colour emoji keep their colours), clipped to the same
+      // rectangle. Drawn straight onto the canvas it gives the same pixels as a colour text layer
+      // painted over it, without that layer.
+      context.clip(x: Double(left), y: Double(top), width: Double(width), height: Double(height))
+      context.setSource(red: 1, green: 1, blue: 1)
+      draw(fitted, in: context, offsetX: 0, offsetY: 0)
+      try context.check()
+      canvas.flush()
     }
-    cairo_mask_surface(context.handle, mask.handle, Double(left), Double(top))
-    // Then the text itself, white (colour emoji keep their colours), clipped to the same
-    // rectangle. Drawn straight onto the canvas it gives the same pixels as a colour text layer
-    // painted over it, without that layer.
-    cairo_rectangle(context.handle, Double(left), Double(top), Double(width), Double(height))
-    cairo_clip(context.handle)
-    cairo_set_source_rgb(context.handle, 1, 1, 1)
-    draw(fitted, in: context, offsetX: 0, offsetY: 0)
-    try context.check()
-    canvas.flush()
-    timings.draw += seconds(clock.now - start)
   }
 
   /// Draws the quote and author lines, in the context's source, shifted by minus the offsets.

@@ -42,6 +42,15 @@ public struct RenderedCard: Sendable {
     self.timings = timings
     self.missingGlyphs = missingGlyphs
   }
+
+  /// A copy of `card` with other bytes, everything else the same: for tests that fake a faulty
+  /// renderer (no bytes, damaged bytes).
+  public init(_ card: RenderedCard, bytes: [UInt8]) {
+    self.init(
+      bytes: bytes, format: card.format, size: card.size, quoteIndex: card.quoteIndex, quote: card.quote,
+      picture: card.picture, shareMessage: card.shareMessage, fontSize: card.fontSize, truncated: card.truncated,
+      layoutPasses: card.layoutPasses, timings: card.timings, missingGlyphs: card.missingGlyphs)
+  }
 }
 
 /// Time spent in each stage of one render, in seconds. `decode` and `scale` are zero when the

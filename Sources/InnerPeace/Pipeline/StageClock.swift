@@ -1,0 +1,29 @@
+/// Times the stages of one render: the render makes one, wraps each stage in
+/// ``measure(_:_:)``, and reads ``timings`` at the end.
+final class StageClock {
+  enum Stage { case decode, scale, fit, blur, draw, encode }
+
+  private let clock = ContinuousClock()
+  /// The time measured so far, stage by stage.
+  private(set) var timings = StageTimings()
+
+  /// Runs `body` and adds the time it took to `stage` (also when it throws).
+  func measure<Value, Failure: Error>(_ stage: Stage, _ body: () throws(Failure) -> Value) throws(Failure) -> Value {
+    let start = clock.now
+    defer { add(clock.now - start, to: stage) }
+    return try body()
+  }
+
+  private func add(_ duration: Duration, to stage: Stage) {
+    let parts = duration.components
+    let seconds = Double(parts.seconds) + Double(parts.attoseconds) * 1e-18
+    switch stage {
+    case .decode: timings.decode += seconds
+    case .scale: timings.scale += seconds
+    case .fit: timings.fit += seconds
+    case .blur: timings.blur += seconds
+    case .draw: timings.draw += seconds
+    case .encode: timings.encode += seconds
+    }
+  }
+}
