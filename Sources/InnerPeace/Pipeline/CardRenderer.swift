@@ -194,7 +194,4 @@ public final class CardRenderer: Sendable {
   }
 }
 
-func seconds(_ duration: Duration) -> Double {
-  let parts = duration.components
-  return Double(parts.seconds) + Double(parts.attoseconds) * 1e-18
-}
+func seconds(_ duration: Duration) -> Double { duration / .seconds(1) }
