@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
-public import InnerPeace
+import InnerPeace
 
 /// The service's own URLs: versioned card URLs, quote pages, and their absolute forms.
 ///
