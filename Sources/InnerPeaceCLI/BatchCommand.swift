@@ -87,9 +87,9 @@ struct BatchCommand: ParsableCommand {
     let plan = try BatchPlan(
       catalog: catalog, presets: chosenPresets, quoteCount: count, format: chosenFormat, seed: seed, shard: chosenShard)
     let folder = try BatchFolder(path: outDir, shard: chosenShard)
-    let parameters =
-      "seed=\(seed) format=\(chosenFormat.rawValue) presets=\(chosenPresets.map(\.description).joined(separator: ",")) "
-      + "catalog=\(Self.fingerprint(catalog)) count=\(count ?? catalog.quotes.count) shard=\(chosenShard)"
+    let parameters = BatchRunParameters(
+      seed: seed, format: chosenFormat.rawValue, presets: chosenPresets.map(\.description),
+      catalog: Self.fingerprint(catalog), count: count ?? catalog.quotes.count, shard: chosenShard.description)
     try folder.checkRunParameters(parameters, resume: resume)
     folder.removeStaleTemporaries(of: plan.items)
     if !resume {
