@@ -172,8 +172,8 @@ struct BatchFolder: Sendable {
       ]
     }
     let manifest: [String: Any] = [
-      "generator": "innerpeace 0.1.0", "seed": String(seed), "shard": shard.description, "totalInRun": plan.totalCount,
-      "plannedInShard": plan.items.count, "images": images,
+      "generator": "innerpeace \(InnerPeaceVersion.current)", "seed": String(seed), "shard": shard.description,
+      "totalInRun": plan.totalCount, "plannedInShard": plan.items.count, "images": images,
       "failures": outcome.failures.map { ["file": $0.file, "error": $0.reason] },
     ]
     let data = try JSONSerialization.data(
