@@ -28,11 +28,10 @@ enum JSONPosition {
   static func problem(from error: NSError, dataCount: Int) -> Problem {
     var message = error.userInfo[NSDebugDescriptionErrorKey] as? String ?? "invalid JSON"
     var offset = error.userInfo["NSJSONSerializationErrorIndex"] as? Int
-    if let match = message.firstMatch(of: #/(?: around character| at) ([0-9]+)\.?$/#) {
-      offset = offset ?? Int(match.1)
-      message.removeSubrange(match.range)
-    }
-    if message.hasSuffix(".") { message.removeLast() }
+    // "Invalid value around character 18.", "Invalid hex encoded sequence in "ZZZZ" at 15.",
+    // "Invalid UTF-8 sequence 2 bytes starting from character 11."
+    if let match = message.firstMatch(of: #/(?:character|at) ([0-9]+)\.?$/#) { offset = offset ?? Int(match.1) }
+    message = message.replacing(#/(?: around character [0-9]+| at [0-9]+)?\.?$/#, with: "")
     var reason = message.prefix(1).lowercased() + message.dropFirst()
     if reason.contains("control character") { reason += " (a raw line break? use \\n)" }
     return Problem(offset: min(max(offset ?? dataCount, 0), dataCount), reason: reason)
