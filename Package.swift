@@ -50,7 +50,8 @@ let package = Package(
       name: "InnerPeaceResources",
       path: ".",
       exclude: [
-        "README.md", "BENCHMARKS.md", "LICENSE", "Tests", "Sources/CInnerPeace", "Sources/CInnerPeaceKernels",
+        "README.md", "BENCHMARKS.md", "LICENSE", "Dockerfile", "Tests", "Sources/CInnerPeace",
+        "Sources/CInnerPeaceKernels",
         "Sources/CInnerPeaceProcess", "Sources/CInnerPeaceCodecs", "Sources/InnerPeace",
         "Sources/InnerPeaceCLI", "Sources/InnerPeaceBench", "Sources/InnerPeaceServer", "docs",
         "Sources/InnerPeaceQuery", "Fuzz", "scripts",

@@ -88,8 +88,7 @@ func stages(runs: Int) throws {
       for _ in 0..<runs {
         let start = clock.now
         _ = try warm.render(request)
-        let elapsed = (clock.now - start).components
-        totals.append(Double(elapsed.seconds) + Double(elapsed.attoseconds) * 1e-18)
+        totals.append((clock.now - start) / .seconds(1))
       }
       return median(totals)
     }

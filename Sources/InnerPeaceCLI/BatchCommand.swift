@@ -93,10 +93,10 @@ struct BatchCommand: ParsableCommand {
       catalog: catalog, presets: chosenPresets, quoteCount: count, format: chosenFormat, seed: runSeed, shard: shard,
       showsAuthor: !card.noAuthor, alignment: card.align)
     let folder = try BatchFolder(path: outDir, shard: shard)
-    let parameters =
-      "seed=\(runSeed) format=\(chosenFormat.rawValue) presets=\(chosenPresets.map(\.description).joined(separator: ",")) "
-      + "align=\(card.align.rawValue) author=\(!card.noAuthor) catalog=\(Self.fingerprint(catalog)) "
-      + "count=\(count ?? catalog.quotes.count) shard=\(shard)"
+    let parameters = BatchRunParameters(
+      seed: runSeed, format: chosenFormat.rawValue, presets: chosenPresets.map(\.description),
+      alignment: card.align.rawValue, showsAuthor: !card.noAuthor, catalog: Self.fingerprint(catalog),
+      count: count ?? catalog.quotes.count, shard: shard.description)
     try folder.checkRunParameters(parameters, resume: resume)
     folder.removeStaleTemporaries(of: plan.items)
     if !resume {

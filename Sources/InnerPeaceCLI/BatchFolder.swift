@@ -47,29 +47,30 @@ struct BatchFolder: Sendable {
   /// With `resume`, refuses a folder where any run (this shard's or another's) had parameters
   /// that change a card's bytes (seed, format, presets, catalog): its files would not be the
   /// ones this run would make. Shard and count only choose which cards, so they may differ.
-  func checkRunParameters(_ parameters: String, resume: Bool) throws {
+  func checkRunParameters(_ parameters: BatchRunParameters, resume: Bool) throws {
     guard resume else { return }
     let names = (try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []
-    for name in names where name.hasPrefix(".innerpeace-batch") && !name.contains(".tmp-") {
-      guard let previous = try? String(contentsOf: url.appendingPathComponent(name), encoding: .utf8) else { continue }
-      if Self.cardDefining(previous) != Self.cardDefining(parameters) {
+    for name in names.sorted() where name.hasPrefix(".innerpeace-batch") && !name.contains(".tmp-") {
+      guard let data = FileManager.default.contents(atPath: url.appendingPathComponent(name).path) else { continue }
+      guard let earlier = BatchRunParameters(json: data) else {
         throw CommandLineError.usage(
-          "--resume: '\(url.path)' holds cards made with other options (\(previous)); use the same options or another folder"
-        )
+          "--resume: '\(url.path)' holds a record of options (\(name)) that this version cannot read; "
+            + "use another folder")
+      }
+      let differences = parameters.cardDefiningDifferences(from: earlier)
+      if !differences.isEmpty {
+        throw CommandLineError.usage(
+          "--resume: '\(url.path)' holds cards made with other options (\(differences.joined(separator: "; "))); "
+            + "use the same options or another folder")
       }
     }
   }
 
-  /// The parameters that decide a card's bytes: all but `shard=` and `count=`.
-  private static func cardDefining(_ parameters: String) -> [Substring] {
-    parameters.split(separator: " ").filter { !$0.hasPrefix("shard=") && !$0.hasPrefix("count=") }
-  }
-
   /// Records the run's parameters, for a later `--resume` to check. If they cannot be written,
   /// the previous run's record is removed, so that it cannot vouch for this run's files.
-  func recordRunParameters(_ parameters: String) throws {
+  func recordRunParameters(_ parameters: BatchRunParameters) throws {
     do {
-      try write(Array(parameters.utf8), named: parametersName)
+      try write(try parameters.json(), named: parametersName)
     } catch {
       unlink(url.appendingPathComponent(parametersName).path)
       throw error
@@ -171,8 +172,8 @@ struct BatchFolder: Sendable {
       ]
     }
     let manifest: [String: Any] = [
-      "generator": "innerpeace 0.1.0", "seed": String(seed), "shard": shard.description, "totalInRun": plan.totalCount,
-      "plannedInShard": plan.items.count, "images": images,
+      "generator": "innerpeace \(InnerPeaceVersion.current)", "seed": String(seed), "shard": shard.description,
+      "totalInRun": plan.totalCount, "plannedInShard": plan.items.count, "images": images,
       "failures": outcome.failures.map { ["file": $0.file, "error": $0.reason] },
     ]
     let data = try JSONSerialization.data(

@@ -141,7 +141,4 @@ final class BatchRunner: Sendable {
   }
 }
 
-func seconds(since start: ContinuousClock.Instant) -> Double {
-  let parts = (ContinuousClock.now - start).components
-  return Double(parts.seconds) + Double(parts.attoseconds) * 1e-18
-}
+func seconds(since start: ContinuousClock.Instant) -> Double { (ContinuousClock.now - start) / .seconds(1) }

@@ -1,7 +1,7 @@
 import Foundation
 public import Hummingbird
 import HummingbirdCore
-public import InnerPeace
+import InnerPeace
 public import Logging
 import NIOCore
 import ServiceLifecycle

@@ -1,41 +1,27 @@
+import InnerPeace
 import NIOConcurrencyHelpers
 
-/// Rendered cards in memory, least recently used out first, bounded by bytes; and the renders in
-/// flight, so identical requests that arrive together render once.
+/// Rendered cards in memory, least recently used out first, bounded by bytes (a
+/// ``ByteBoundedLRU``: each card counts its bytes and its key's); and the renders in flight, so
+/// identical requests that arrive together render once.
 final class CardCache: Sendable {
-  struct Entry: Sendable {
-    let card: ServedCard
-    var lastUse: UInt64
-  }
-
   private struct State {
-    var entries: [String: Entry] = [:]
-    var bytes = 0
-    var clock: UInt64 = 0
+    var cards: ByteBoundedLRU<String, ServedCard>
     var inFlight: [String: Task<ServedCard, any Error>] = [:]
   }
 
   let capacityBytes: Int
-  private let state = NIOLockedValueBox(State())
+  private let state: NIOLockedValueBox<State>
 
-  init(capacityBytes: Int) { self.capacityBytes = capacityBytes }
+  init(capacityBytes: Int) {
+    self.capacityBytes = capacityBytes
+    state = NIOLockedValueBox(State(cards: ByteBoundedLRU(capacityBytes: capacityBytes)))
+  }
 
-  var byteCount: Int { state.withLockedValue { $0.bytes } }
+  var byteCount: Int { state.withLockedValue { $0.cards.byteCount } }
 
   func store(_ card: ServedCard, for key: String) {
-    let size = card.byteCount + key.utf8.count
-    guard size <= capacityBytes else { return }
-    state.withLockedValue { state in
-      state.clock += 1
-      if let old = state.entries.updateValue(Entry(card: card, lastUse: state.clock), forKey: key) {
-        state.bytes -= old.card.byteCount + key.utf8.count
-      }
-      state.bytes += size
-      while state.bytes > capacityBytes, let oldest = state.entries.min(by: { $0.value.lastUse < $1.value.lastUse }) {
-        state.entries[oldest.key] = nil
-        state.bytes -= oldest.value.card.byteCount + oldest.key.utf8.count
-      }
-    }
+    _ = state.withLockedValue { $0.cards.insert(card, cost: card.byteCount + key.utf8.count, forKey: key) }
   }
 
   /// How a card was obtained.
@@ -48,12 +34,7 @@ final class CardCache: Sendable {
   ) async throws -> (ServedCard, Source) {
     enum Plan { case cached(ServedCard), join(Task<ServedCard, any Error>), lead(Task<ServedCard, any Error>) }
     let plan = state.withLockedValue { state -> Plan in
-      if var entry = state.entries[key] {
-        state.clock += 1
-        entry.lastUse = state.clock
-        state.entries[key] = entry
-        return .cached(entry.card)
-      }
+      if let card = state.cards.value(forKey: key) { return .cached(card) }
       if let task = state.inFlight[key] { return .join(task) }
       let task = Task { try await render() }
       state.inFlight[key] = task

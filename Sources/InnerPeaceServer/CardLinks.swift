@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
-public import InnerPeace
+import InnerPeace
 
 /// Where the service serves a quote's page, for whoever links to it (the feeds, `schedule`).
 public enum QuotePage {

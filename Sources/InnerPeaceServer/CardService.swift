@@ -1,7 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-public import InnerPeace
+import InnerPeace
 public import Logging
 
 /// Renders cards for the HTTP layer: through the cache, the single-flight table and the bounded
@@ -78,12 +78,12 @@ public final class CardService<Renderer: CardRendering>: Sendable {
         error.headers[.retryAfter] = String(seconds)
         throw error
       case .failed(let error):
-        let public_ = ServiceError.from(error)
-        if public_.status == .internalServerError {
+        let publicError = ServiceError.from(error)
+        if publicError.status == .internalServerError {
           // The cause stays here, in the log; the response says only that the render failed.
           logger.error("render failed", metadata: ["reason": .string(error.description), "key": .string(key)])
         }
-        throw public_
+        throw publicError
       }
     }
     // A request that joined an identical render in flight was served without rendering: a hit.

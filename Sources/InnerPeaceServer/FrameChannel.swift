@@ -79,8 +79,8 @@ struct FrameChannel {
             failure = .timedOut
             return
           }
-          let (seconds, attoseconds) = remaining.components
-          let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1
+          // Whole milliseconds, plus one so that the poll does not end before the deadline.
+          let milliseconds = Int(remaining / .milliseconds(1)) + 1
           var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
           let ready = poll(&poller, 1, Int32(min(milliseconds, 60_000)))
           if ready == 0 { continue }

@@ -22,7 +22,7 @@ struct RequestLogMiddleware: RouterMiddleware {
       record.route = route
       return response
     }
-    let milliseconds = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
+    let milliseconds = elapsed / .milliseconds(1)
     context.logger.info(
       "request",
       metadata: [

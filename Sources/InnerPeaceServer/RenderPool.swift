@@ -58,9 +58,6 @@ final class RenderPool: Sendable {
     }
   }
 
-  /// Renders admitted and not yet finished (running or waiting for a thread).
-  var load: Int { admitted.withLockedValue { $0 } }
-
   /// A slot for one render, or `nil` when the pool and its queue are full.
   func admit() -> Admission? {
     let granted = admitted.withLockedValue { count -> Bool in

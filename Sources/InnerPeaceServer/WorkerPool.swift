@@ -166,7 +166,7 @@ final class WorkerPool: @unchecked Sendable {
   private func take(pixels: Int) -> (Int, WorkerProcess)? {
     condition.lock()
     defer { condition.unlock() }
-    let deadline = Date() + Double(startTimeout.components.seconds)
+    let deadline = Date() + startTimeout / .seconds(1)
     let ticket = nextTicket
     nextTicket += 1
     line.append(ticket)

@@ -535,7 +535,26 @@ struct BatchCommandTests {
       let other = try CLI.run(arguments + ["--resume", "--seed", "5"])
       #expect(other.status == 64, "stderr: \(other.stderr)")
       #expect(other.stderrLines.count == 1 && other.stderr.hasPrefix("innerpeace: error: --resume"), "\(other.stderr)")
+      #expect(other.stderr.contains("seed: 0 there, 5 now"), "the refusal does not name what differs: \(other.stderr)")
       #expect(try Reader.identity(file) == before)
+    }
+  }
+
+  /// The record of a run's options is JSON; one that does not decode (an older version's
+  /// `seed=… format=…` line, say) cannot vouch for the folder's cards, so `--resume` refuses.
+  @Test func resumeRefusesARecordItCannotRead() throws {
+    try withTemporaryFolder("innerpeace-batch-resume-record") { folder in
+      let arguments = ["batch", "--out-dir", folder.path, "--count", "1", "--preset", "200x200", "--format", "jpeg"]
+      #expect(try CLI.run(arguments).status == 0)
+      let record = folder.appendingPathComponent(".innerpeace-batch")
+      let options = try JSONSerialization.jsonObject(with: Data(contentsOf: record)) as? [String: Any]
+      #expect(
+        options?["seed"] as? Int == 0 && options?["format"] as? String == "jpeg", "\(String(describing: options))")
+      #expect(options?["presets"] as? [String] == ["200x200"] && options?["shard"] as? String == "1/1")
+      try Data("seed=0 format=jpeg presets=200x200\n".utf8).write(to: record)
+      let resumed = try CLI.run(arguments + ["--resume"])
+      #expect(resumed.status == 64, "stderr: \(resumed.stderr)")
+      #expect(resumed.stderr.contains("cannot read"), "\(resumed.stderr)")
     }
   }
 
@@ -607,9 +626,11 @@ struct BatchCommandTests {
       let running = try ExternalTool.start(["batch", "--out-dir", folder.path, "--seed", "2", "--jobs", "1"] + common)
       let options = folder.appendingPathComponent(".innerpeace-batch")
       let deadline = Date().addingTimeInterval(60)
-      while running.process.isRunning && Date() < deadline,
-        (try? String(contentsOf: options, encoding: .utf8))?.contains("seed=2 ") != true
-      {
+      func recordedSeed() -> Int? {
+        guard let data = try? Data(contentsOf: options) else { return nil }
+        return ((try? JSONSerialization.jsonObject(with: data)) as? [String: Any])?["seed"] as? Int
+      }
+      while running.process.isRunning && Date() < deadline, recordedSeed() != 2 {
         usleep(1_000)
       }
       running.kill()

@@ -57,8 +57,8 @@ enum CLI {
     defer { try? FileManager.default.removeItem(at: captureFolder) }
     let outURL = captureFolder.appendingPathComponent("stdout")
     let errURL = captureFolder.appendingPathComponent("stderr")
-    FileManager.default.createFile(atPath: outURL.path, contents: nil)
-    FileManager.default.createFile(atPath: errURL.path, contents: nil)
+    _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+    _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
     let outHandle = try FileHandle(forWritingTo: outURL)
     let errHandle = try FileHandle(forWritingTo: errURL)
 

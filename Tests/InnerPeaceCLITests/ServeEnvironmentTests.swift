@@ -14,7 +14,7 @@ import Testing
   ) async throws -> String {
     let binary = try #require(innerpeaceBinary, "run swift build first")
     let log = FileManager.default.temporaryDirectory.appendingPathComponent("serve-env-\(UUID().uuidString).log")
-    FileManager.default.createFile(atPath: log.path, contents: nil)
+    _ = FileManager.default.createFile(atPath: log.path, contents: nil)
     defer { try? FileManager.default.removeItem(at: log) }
     let process = Process()
     process.executableURL = binary

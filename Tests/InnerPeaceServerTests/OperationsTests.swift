@@ -1,4 +1,5 @@
 import Foundation
+import InnerPeace
 import InnerPeaceServer
 import Logging
 import NIOConcurrencyHelpers
@@ -26,7 +27,7 @@ import Testing
       #expect(
         metricValue(text, "innerpeace_render_duration_seconds_count", labels: ["preset": "square", "format": "webp"])
           == 1)
-      #expect(metricValue(text, "innerpeace_build_info", labels: ["version": "0.1.0"]) == 1)
+      #expect(metricValue(text, "innerpeace_build_info", labels: ["version": InnerPeaceVersion.current]) == 1)
       let resident = try #require(metricValue(text, "process_resident_memory_bytes"))
       #expect(resident > 10_000_000 && resident < 100_000_000_000)
       #expect((metricValue(text, "process_open_fds") ?? 0) >= 3)

@@ -86,6 +86,16 @@ import Testing
     #expect(Set(Routes.all.map(\.operation)) == Set(Routes.Operation.allCases), "every operation has a route")
   }
 
+  /// The document's `info.version` and licence are the package's: `InnerPeaceVersion.current`
+  /// and the MIT licence of the `LICENSE` file.
+  @Test func documentStatesTheReleaseAndLicence() throws {
+    let lines = try Self.document.split(separator: "\n")
+    let info = lines.drop { $0 != "info:" }.dropFirst().prefix { $0.hasPrefix(" ") }
+    #expect(
+      info.contains("  version: \(InnerPeaceVersion.current)"), "info.version is not \(InnerPeaceVersion.current)")
+    #expect(info.contains { $0.hasPrefix("  license:") && $0.contains("MIT") }, "info.license is not MIT")
+  }
+
   /// The document reader itself: a schema's properties, a path's operationId and query.
   @Test func documentReaderReads() {
     let yaml = """

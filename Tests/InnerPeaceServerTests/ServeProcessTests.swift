@@ -155,7 +155,7 @@ final class ServerProcess: @unchecked Sendable {
   ) async throws -> ServerProcess {
     let stderrURL = FileManager.default.temporaryDirectory
       .appendingPathComponent("innerpeace-serve-stderr-\(UUID().uuidString).txt")
-    FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
+    _ = FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
     let process = Process()
     process.executableURL = try binary()
     process.arguments = arguments

@@ -228,7 +228,7 @@ import Testing
     defer { server.stop() }
     let port = try #require(server.port, "no 'listening on' line; stderr: \(server.stderr)")
 
-    FileManager.default.createFile(atPath: flag.path, contents: Data())
+    _ = FileManager.default.createFile(atPath: flag.path, contents: Data())
     let trapped = try await onOwnThread {
       try RawHTTPConnection(port: port, request: "GET /card.png?text=\(Self.trap) HTTP/1.1").response(timeout: 20)
     }
@@ -260,7 +260,7 @@ import Testing
   @Test(.timeLimit(.minutes(1)))
   func workerThatCannotStartFailsStartUp() async throws {
     let flag = FileManager.default.temporaryDirectory.appendingPathComponent("innerpeace-no-start-\(UUID().uuidString)")
-    FileManager.default.createFile(atPath: flag.path, contents: Data())
+    _ = FileManager.default.createFile(atPath: flag.path, contents: Data())
     defer { try? FileManager.default.removeItem(at: flag) }
     let server = try await WorkerServer.start(
       arguments: ["--concurrency", "1"], environment: ["INNERPEACE_FAULT_START_FILE": flag.path])

@@ -48,11 +48,7 @@ public struct Catalog: Sendable {
     for name in pictures { try Catalog.checkPicture(name, in: directory) }
     var checked: [Quote] = []
     for (index, quote) in quotes.enumerated() {
-      do {
-        checked.append(Quote(text: try TextRules.quote(quote.text), author: try TextRules.author(quote.author)))
-      } catch {
-        throw .catalogInvalid(file: "quotes.json", reason: "quote \(index): \(error.description)")
-      }
+      checked.append(try Catalog.checked(quote, index: index, file: "quotes.json"))
     }
     self.quotes = checked
     self.pictures = pictures
@@ -97,20 +93,29 @@ public struct Catalog: Sendable {
     }
   }
 
-  /// Parses a catalog file; malformed JSON and duplicated keys (which Foundation would resolve
-  /// silently, dropping one of the two values) are errors with a line and column.
-  private static func parse(_ data: Data, file: URL) throws(InnerPeaceError) -> Any {
-    let value: Any
+  /// Decodes a catalog file: a JSON array whose entries are decoded one by one with
+  /// `JSONDecoder`, each kept with its decoding error (if any), so that entries are checked in
+  /// file order, shape and content together. Malformed JSON and duplicated keys (which Foundation
+  /// would resolve silently, dropping one of the two values) are errors with a line and column;
+  /// the syntax is checked with `JSONSerialization` first, which says where it fails (and refuses
+  /// what `JSONDecoder` lets pass in values it skips, such as a number with a leading zero).
+  /// - Returns: The entries, or `nil` when the file holds valid JSON that is not an array.
+  private static func decodeEntries<Value: Decodable>(
+    of type: Value.Type, from data: Data, file: String
+  ) throws(InnerPeaceError) -> [CatalogEntry<Value>]? {
+    let bytes = [UInt8](data)
+    if let problem = JSONPosition.syntaxError(in: data) ?? JSONPosition.firstDuplicateKey(in: bytes) {
+      let (line, column) = JSONPosition.lineAndColumn(of: problem.offset, in: bytes)
+      throw .catalogMalformed(file: file, line: line, column: column, reason: problem.reason)
+    }
     do {
-      value = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+      return try JSONDecoder().decode([CatalogEntry<Value>].self, from: data)
+    } catch DecodingError.dataCorrupted(let context) {
+      let (line, column) = JSONPosition.lineAndColumn(of: bytes.count, in: bytes)
+      throw .catalogMalformed(file: file, line: line, column: column, reason: context.debugDescription)
     } catch {
-      let position = JSONErrorLocator.locate(in: [UInt8](data))
-      throw .catalogMalformed(file: file.path, line: position.line, column: position.column, reason: position.reason)
+      return nil
     }
-    if let problem = JSONErrorLocator.firstProblem(in: [UInt8](data)) {
-      throw .catalogMalformed(file: file.path, line: problem.line, column: problem.column, reason: problem.reason)
-    }
-    return value
   }
 
   static func loadQuotes(_ url: URL) throws(InnerPeaceError) -> [Quote] {
@@ -120,39 +125,49 @@ public struct Catalog: Sendable {
   /// The quotes of a `quotes.json` already read; `file` names it in errors.
   static func quotes(fromJSON data: Data, file url: URL) throws(InnerPeaceError) -> [Quote] {
     let file = url.path
-    guard let entries = try parse(data, file: url) as? [Any] else {
+    guard let entries = try decodeEntries(of: Quote.self, from: data, file: file) else {
       throw .catalogInvalid(file: file, reason: "expected a JSON array of {\"text\", \"author\"} objects")
     }
     guard !entries.isEmpty else { throw .catalogInvalid(file: file, reason: "the list of quotes is empty") }
     var quotes: [Quote] = []
     quotes.reserveCapacity(entries.count)
     for (index, entry) in entries.enumerated() {
-      guard let object = entry as? [String: Any] else {
-        throw .catalogInvalid(file: file, reason: "quote \(index) is not an object")
+      let quote: Quote
+      switch entry.value {
+      case .success(let value): quote = value
+      case .failure(let error): throw .catalogInvalid(file: file, reason: quoteShapeProblem(error, index: index))
       }
-      guard let rawText = object["text"] else {
-        throw .catalogInvalid(file: file, reason: "quote \(index) has no \"text\" field")
-      }
-      guard let text = rawText as? String else {
-        throw .catalogInvalid(file: file, reason: "quote \(index): \"text\" is not a string")
-      }
-      guard let rawAuthor = object["author"] else {
-        throw .catalogInvalid(file: file, reason: "quote \(index) has no \"author\" field")
-      }
-      guard let author = rawAuthor as? String else {
-        throw .catalogInvalid(file: file, reason: "quote \(index): \"author\" is not a string")
-      }
-      let tidiedText: String
-      let tidiedAuthor: String
-      do {
-        tidiedText = try TextRules.quote(text)
-        tidiedAuthor = try TextRules.author(author)
-      } catch {
-        throw .catalogInvalid(file: file, reason: "quote \(index): \(error.description)")
-      }
-      quotes.append(Quote(text: tidiedText, author: tidiedAuthor))
+      quotes.append(try checked(quote, index: index, file: file))
     }
     return quotes
+  }
+
+  /// A quote with its text and author tidied by ``TextRules``.
+  /// - Throws: ``InnerPeaceError/catalogInvalid(file:reason:)`` naming the quote and the rule.
+  private static func checked(_ quote: Quote, index: Int, file: String) throws(InnerPeaceError) -> Quote {
+    do {
+      return Quote(text: try TextRules.quote(quote.text), author: try TextRules.author(quote.author))
+    } catch {
+      throw .catalogInvalid(file: file, reason: "quote \(index): \(error.description)")
+    }
+  }
+
+  /// What is wrong with the shape of quote `index`, from the error that decoding it threw.
+  private static func quoteShapeProblem(_ error: DecodingError, index: Int) -> String {
+    switch error {
+    case .keyNotFound(let key, _):
+      return "quote \(index) has no \"\(key.stringValue)\" field"
+    case .typeMismatch(_, let context), .valueNotFound(_, let context):
+      // The path is [index] when the entry itself is wrong, [index, field] for a field.
+      guard context.codingPath.count > 1, let field = context.codingPath.last else {
+        return "quote \(index) is not an object"
+      }
+      return "quote \(index): \"\(field.stringValue)\" is not a string"
+    case .dataCorrupted(let context):
+      return "quote \(index): \(context.debugDescription)"
+    @unknown default:
+      return "quote \(index): \(error)"
+    }
   }
 
   static func loadPictures(_ url: URL, in directory: URL) throws(InnerPeaceError) -> [String] {
@@ -163,13 +178,13 @@ public struct Catalog: Sendable {
   /// names it in errors.
   static func pictures(fromJSON data: Data, file url: URL, in directory: URL) throws(InnerPeaceError) -> [String] {
     let file = url.path
-    guard let entries = try parse(data, file: url) as? [Any] else {
+    guard let entries = try decodeEntries(of: String.self, from: data, file: file) else {
       throw .catalogInvalid(file: file, reason: "expected a JSON array of picture file names")
     }
     guard !entries.isEmpty else { throw .catalogInvalid(file: file, reason: "the list of pictures is empty") }
     var names: [String] = []
     for (index, entry) in entries.enumerated() {
-      guard let name = entry as? String else {
+      guard case .success(let name) = entry.value else {
         throw .catalogInvalid(file: file, reason: "picture \(index) is not a string")
       }
       try checkPicture(name, in: directory)
@@ -194,4 +209,18 @@ public struct Catalog: Sendable {
     }
   }
 
+}
+
+/// One entry of a catalog file's array: its value, or the error that decoding it threw (kept
+/// rather than thrown, so that the caller reports the first problem in file order).
+private struct CatalogEntry<Value: Decodable>: Decodable {
+  let value: Result<Value, DecodingError>
+
+  init(from decoder: any Decoder) throws {
+    do {
+      value = .success(try Value(from: decoder))
+    } catch let error as DecodingError {
+      value = .failure(error)
+    }
+  }
 }

@@ -15,8 +15,7 @@ final class StageClock {
   }
 
   private func add(_ duration: Duration, to stage: Stage) {
-    let parts = duration.components
-    let seconds = Double(parts.seconds) + Double(parts.attoseconds) * 1e-18
+    let seconds = duration / .seconds(1)
     switch stage {
     case .decode: timings.decode += seconds
     case .scale: timings.scale += seconds

@@ -1,0 +1,65 @@
+import Foundation
+
+/// What a batch run was asked to make, recorded in its folder as JSON so that a later `--resume`
+/// can refuse a folder whose cards were made with other options.
+struct BatchRunParameters: Codable, Equatable, Sendable {
+  var seed: UInt64
+  /// The image format's name (``ImageFormat/rawValue``).
+  var format: String
+  /// Each preset's name, in the order given.
+  var presets: [String]
+  /// The text alignment's name (``TextAlignment/rawValue``).
+  var alignment: String
+  /// Whether the cards carry the `— Author` line.
+  var showsAuthor: Bool
+  /// ``BatchCommand/fingerprint(_:)`` of the catalog.
+  var catalog: String
+  /// How many quotes the run covers.
+  var count: Int
+  /// The shard, `I/N` (`1/1` for a whole run).
+  var shard: String
+
+  /// The record as written into the folder: sorted, indented JSON and a final line feed.
+  func json() throws -> [UInt8] {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    return [UInt8](try encoder.encode(self)) + [0x0A]
+  }
+
+  /// A record read back, or `nil` if `data` is not one (such as a file of an older version).
+  init?(json data: Data) {
+    guard let decoded = try? JSONDecoder().decode(Self.self, from: data) else { return nil }
+    self = decoded
+  }
+
+  init(
+    seed: UInt64, format: String, presets: [String], alignment: String, showsAuthor: Bool, catalog: String, count: Int,
+    shard: String
+  ) {
+    self.seed = seed
+    self.format = format
+    self.presets = presets
+    self.alignment = alignment
+    self.showsAuthor = showsAuthor
+    self.catalog = catalog
+    self.count = count
+    self.shard = shard
+  }
+
+  /// The options that decide a card's bytes (seed, format, presets, alignment, author, catalog) where `earlier`
+  /// differs from these, each as "name: earlier value there, this value now". Count and shard
+  /// only choose which cards, so they may differ.
+  func cardDefiningDifferences(from earlier: BatchRunParameters) -> [String] {
+    var differences: [String] = []
+    func compare(_ name: String, _ there: String, _ now: String) {
+      if there != now { differences.append("\(name): \(there) there, \(now) now") }
+    }
+    compare("seed", String(earlier.seed), String(seed))
+    compare("format", earlier.format, format)
+    compare("presets", earlier.presets.joined(separator: ","), presets.joined(separator: ","))
+    compare("align", earlier.alignment, alignment)
+    compare("author line", earlier.showsAuthor ? "shown" : "left out", showsAuthor ? "shown" : "left out")
+    if earlier.catalog != catalog { differences.append("catalog: its quotes or pictures have changed") }
+    return differences
+  }
+}
