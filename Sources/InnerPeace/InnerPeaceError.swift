@@ -31,8 +31,8 @@ public enum InnerPeaceError: Error, Equatable, Sendable, CustomStringConvertible
   case sizeInvalid(reason: String)
   /// An output format that is not png, jpeg or webp.
   case formatUnknown(String)
-  /// A combination of options that cannot be honoured (JPEG with transparency, say).
-  case optionsConflict(reason: String)
+  /// A transparent card asked for in a format without an alpha channel (JPEG).
+  case transparencyUnsupported(format: ImageFormat)
   /// A shard that is not of the form `I/N` with whole numbers.
   case shardMalformed(String)
   /// A shard `index` of `count` outside 1 <= index <= count <= ``Shard/maximumCount``.
@@ -82,8 +82,8 @@ public enum InnerPeaceError: Error, Equatable, Sendable, CustomStringConvertible
       return "invalid size: \(reason)"
     case .formatUnknown(let name):
       return "unknown format '\(name)': use png, jpeg or webp"
-    case .optionsConflict(let reason):
-      return reason
+    case .transparencyUnsupported(let format):
+      return "\(format.rawValue.uppercased()) has no alpha channel: a transparent card needs png or webp"
     case .shardMalformed(let text):
       return "shard '\(text)' is not of the form I/N (e.g. 2/8)"
     case .shardOutOfRange(let index, let count):

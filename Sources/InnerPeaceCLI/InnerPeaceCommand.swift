@@ -68,6 +68,8 @@ struct InnerPeaceCommand: AsyncParsableCommand {
     case .shardMalformed, .shardOutOfRange, .quoteCountOutOfRange, .dayCountOutOfRange, .hourOutOfRange:
       "--" + error.description
     case .presetListEmpty: "--preset: at least one preset is needed"
+    case .transparencyUnsupported(let format):
+      "\(format.rawValue.uppercased()) has no alpha channel: use png or webp with --transparent"
     default: error.description
     }
   }
@@ -133,7 +135,7 @@ enum ExitStatus {
     case .catalogUnreadable, .pictureMissing: noInput
     case .catalogMalformed, .catalogInvalid, .pictureUndecodable, .decodingFailed: dataError
     case .pictureNameInvalid, .pictureUnknown, .quoteIndexOutOfRange, .textInvalid, .authorInvalid, .presetUnknown,
-      .sizeInvalid, .formatUnknown, .optionsConflict, .shardMalformed, .shardOutOfRange, .presetListEmpty,
+      .sizeInvalid, .formatUnknown, .transparencyUnsupported, .shardMalformed, .shardOutOfRange, .presetListEmpty,
       .quoteCountOutOfRange, .dayCountOutOfRange, .hourOutOfRange:
       usage
     case .fontsUnavailable: unavailable

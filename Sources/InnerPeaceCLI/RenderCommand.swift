@@ -80,8 +80,10 @@ struct RenderCommand: ParsableCommand {
     if out == "-" && isatty(STDOUT_FILENO) != 0 {
       throw ValidationError("--out - would write the image to this terminal: redirect stdout or name a file")
     }
-    if transparent, try format == .jpeg {
-      throw InnerPeaceError.optionsConflict(reason: "JPEG has no alpha channel: use png or webp with --transparent")
+    do {
+      try format.validate(transparent: transparent)
+    } catch let error as InnerPeaceError {
+      throw ValidationError(InnerPeaceCommand.wording(for: error))
     }
   }
 

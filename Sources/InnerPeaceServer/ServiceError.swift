@@ -52,8 +52,8 @@ public struct ServiceError: HTTPResponseError, Sendable {
       return .badParameter("w", "invalid size: \(reason)")
     case .formatUnknown:
       return .badParameter("format", error.description)
-    case .optionsConflict(let reason):
-      return .badParameter("format", reason)
+    case .transparencyUnsupported:
+      return .badParameter("format", error.description)
     case .catalogUnreadable, .catalogMalformed, .catalogInvalid, .pictureMissing, .pictureUndecodable,
       .fontsUnavailable, .renderFailed, .decodingFailed, .encodingFailed:
       return ServiceError(.internalServerError, "the card could not be rendered")

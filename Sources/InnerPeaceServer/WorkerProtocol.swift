@@ -200,7 +200,7 @@ enum WorkerWire {
     case .presetUnknown(let name): tag(10, name)
     case .sizeInvalid(let reason): tag(11, reason)
     case .formatUnknown(let name): tag(12, name)
-    case .optionsConflict(let reason): tag(13, reason)
+    case .transparencyUnsupported(let format): tag(13, format.rawValue)
     case .fontsUnavailable(let reason): tag(14, reason)
     case .renderFailed(let reason): tag(15, reason)
     case .decodingFailed(let reason): tag(16, reason)
@@ -247,7 +247,9 @@ enum WorkerWire {
     case 10: error = .presetUnknown(try reader.string())
     case 11: error = .sizeInvalid(reason: try reader.string())
     case 12: error = .formatUnknown(try reader.string())
-    case 13: error = .optionsConflict(reason: try reader.string())
+    case 13:
+      guard let format = ImageFormat(rawValue: try reader.string()) else { throw WireError("bad format") }
+      error = .transparencyUnsupported(format: format)
     case 14: error = .fontsUnavailable(reason: try reader.string())
     case 15: error = .renderFailed(reason: try reader.string())
     case 16: error = .decodingFailed(reason: try reader.string())

@@ -34,7 +34,7 @@ import Testing
       .catalogInvalid(file: "p", reason: "r"), .pictureMissing(name: "a"), .pictureNameInvalid(name: "../a"),
       .pictureUnknown(name: "b"), .pictureUndecodable(name: "c", reason: "r"),
       .quoteIndexOutOfRange(index: -4, count: 50), .textInvalid(reason: "t"), .authorInvalid(reason: "a"),
-      .presetUnknown("p"), .sizeInvalid(reason: "s"), .formatUnknown("gif"), .optionsConflict(reason: "o"),
+      .presetUnknown("p"), .sizeInvalid(reason: "s"), .formatUnknown("gif"), .transparencyUnsupported(format: .jpeg),
       .fontsUnavailable(reason: "f"), .renderFailed(reason: "x"), .decodingFailed(reason: "d"),
       .encodingFailed(format: .jpeg, reason: "e"), .shardMalformed("1-2"),
       .shardOutOfRange(index: 3, count: 2), .presetListEmpty, .quoteCountOutOfRange(0, maximum: 50),

@@ -333,7 +333,8 @@ struct CatalogTests {
       .pictureUnknown(name: "n"), .pictureUndecodable(name: "n", reason: "r"),
       .quoteIndexOutOfRange(index: 5, count: 3),
       .textInvalid(reason: "r"), .authorInvalid(reason: "r"), .presetUnknown("p"), .sizeInvalid(reason: "r"),
-      .formatUnknown("f"), .optionsConflict(reason: "r"), .fontsUnavailable(reason: "r"), .renderFailed(reason: "r"),
+      .formatUnknown("f"), .transparencyUnsupported(format: .jpeg), .fontsUnavailable(reason: "r"),
+      .renderFailed(reason: "r"),
       .decodingFailed(reason: "r"), .encodingFailed(format: .webp, reason: "r"),
     ]
     for error in errors {

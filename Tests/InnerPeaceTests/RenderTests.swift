@@ -141,11 +141,8 @@ struct RenderTests {
     let error = innerPeaceError {
       try renderer.render(CardRequest(preset: .og, seed: 1, format: .jpeg, transparent: true))
     }
-    guard case .optionsConflict(let reason)? = error else {
-      Issue.record("expected optionsConflict, got \(String(describing: error))")
-      return
-    }
-    #expect(reason.localizedCaseInsensitiveContains("JPEG"))
+    #expect(error == .transparencyUnsupported(format: .jpeg))
+    #expect(error?.description.localizedCaseInsensitiveContains("JPEG") == true)
   }
 
   // MARK: Bad requests

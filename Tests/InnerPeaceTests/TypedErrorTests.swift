@@ -51,10 +51,8 @@ struct TypedErrorTests {
       if format != .jpeg { try format.validate(transparent: true) }
     }
     let rule = innerPeaceError { try ImageFormat.jpeg.validate(transparent: true) }
-    guard case .optionsConflict(let reason)? = rule else {
-      Issue.record("expected optionsConflict, got \(String(describing: rule))")
-      return
-    }
+    #expect(rule == .transparencyUnsupported(format: .jpeg))
+    let reason = rule?.description ?? ""
     #expect(reason.contains("JPEG") && !reason.contains("--"))
     let rendered = innerPeaceError {
       try Fixtures.renderer.render(CardRequest(preset: .og, seed: 1, format: .jpeg, transparent: true))

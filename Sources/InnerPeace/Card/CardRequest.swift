@@ -27,12 +27,11 @@ public enum ImageFormat: String, CaseIterable, Hashable, Sendable {
   /// The one check of the rule that a transparent card cannot be a JPEG; the renderer and the
   /// encoder both make it.
   /// - Parameter transparent: whether the card has transparent pixels.
-  /// - Throws: ``InnerPeaceError/optionsConflict(reason:)`` for a transparent card in a format
-  ///   without alpha.
+  /// - Throws: ``InnerPeaceError/transparencyUnsupported(format:)`` for a transparent card in a
+  ///   format without alpha.
   public func validate(transparent: Bool) throws(InnerPeaceError) {
     guard transparent && !carriesAlpha else { return }
-    throw .optionsConflict(
-      reason: "\(rawValue.uppercased()) has no alpha channel: a transparent card needs png or webp")
+    throw .transparencyUnsupported(format: self)
   }
 }
 

@@ -18,7 +18,7 @@ enum ImageEncoding {
   /// so the surface is spent: its pixels are not the card's afterwards.
   /// - Parameter quality: JPEG or WebP quality, clamped to 1...100; `nil` for the defaults above.
   ///   PNG ignores it.
-  /// - Throws: ``InnerPeaceError/optionsConflict(reason:)`` for a transparent surface as JPEG
+  /// - Throws: ``InnerPeaceError/transparencyUnsupported(format:)`` for a transparent surface as JPEG
   ///   (``ImageFormat/validate(transparent:)``), ``InnerPeaceError/encodingFailed(format:reason:)``
   ///   when the encoder fails.
   static func encode(_ surface: ImageSurface, as format: ImageFormat, quality: Int? = nil) throws(InnerPeaceError)
