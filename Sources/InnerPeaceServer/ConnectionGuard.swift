@@ -400,6 +400,21 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
   }
 
+  /// Logs the requests whose response has not started, as answered with `status`, and forgets
+  /// them: the connection is closing at a limit, so any answer still to come has nowhere to go
+  /// (and is not logged again: its write finds no exchange).
+  private func logUnanswered(status: Int) {
+    let firstUnanswered = responding.map { $0 + 1 } ?? 0
+    guard firstUnanswered < exchanges.count else { return }
+    for var exchange in exchanges[firstUnanswered...] {
+      exchange.status = status
+      if exchange.record == nil, !records.isEmpty { exchange.record = records.removeFirst() }
+      exchange.bodyStart = meter.writtenBytes
+      log(exchange, complete: true)
+    }
+    exchanges.removeSubrange(firstUnanswered...)
+  }
+
   /// Closes output now that the last response is in the socket, then input once the peer has
   /// closed its side or the linger is over.
   private func beginClosing(context: ChannelHandlerContext) {
@@ -457,8 +472,11 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     switch expiry {
     case .idle, .linger:
       logger.trace("connection closed", metadata: ["reason": .string(expiry.rawValue)])
-    case .header, .body:
+    case .header:
       logger.info("connection closed", metadata: ["reason": .string(expiry.rawValue)])
+    case .body:
+      logger.info("connection closed", metadata: ["reason": .string(expiry.rawValue)])
+      logUnanswered(status: 408)
     case .write:
       logger.warning(
         "connection closed",

@@ -12,6 +12,9 @@ struct RequestLogMiddleware: RouterMiddleware {
     -> Response
   {
     let started = ContinuousClock.now
+    // Known before the responder runs when the router has matched: a request the connection
+    // gives up on before its answer (a body too slow) is still logged with its route.
+    if let route = context.endpointPath { RequestRecord.current?.route = route }
     let response = try await next(request, context)
     let elapsed = ContinuousClock.now - started
     let route = context.endpointPath ?? "unmatched"
