@@ -49,15 +49,9 @@ import Testing
     configuration.bodyTimeoutSeconds = 1
     let logs = LogStore()
     try await withLiveServer(configuration: configuration, logs: logs) { port, _ in
-      let closedAfter = try await onOwnThread { () -> Duration? in
-        let socket = try TestSocket(port: port)
-        try socket.send("GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n")
-        let started = ContinuousClock.now
-        for _ in 0..<60 {
-          if (try? socket.send("a")) == nil || socket.sawEndOfFile(within: 0.1) { return ContinuousClock.now - started }
-        }
-        return nil
-      }
+      let closedAfter = try await timeToClose(
+        port, head: "GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n"
+      ) { _ in "a" }
       let elapsed = try #require(closedAfter, "still open after 6 s of a slow body")
       #expect(elapsed < .seconds(4))
       // Closing at the timeout is not a request: no answer is attempted, none is logged as cut.
@@ -77,15 +71,9 @@ import Testing
     let logs = LogStore()
     let renderer = SlowRenderer(base: try realRenderer(), delay: 2)
     let server = try await LiveServer.start(renderer: renderer, configuration: configuration, logs: logs)
-    let closedAfter = try await onOwnThread { () -> Duration? in
-      let socket = try TestSocket(port: server.port)
-      try socket.send("GET /cards/2.png?w=200&h=200 HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n")
-      let started = ContinuousClock.now
-      for _ in 0..<60 {
-        if (try? socket.send("a")) == nil || socket.sawEndOfFile(within: 0.1) { return ContinuousClock.now - started }
-      }
-      return nil
-    }
+    let closedAfter = try await timeToClose(
+      server.port, head: "GET /cards/2.png?w=200&h=200 HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n"
+    ) { _ in "a" }
     let elapsed = try #require(closedAfter, "still open after 6 s of a slow body")
     #expect(elapsed < .seconds(1.9), "closed at the body timeout, before the answer")
     // The render finishes after the close; its answer has nowhere to go and is not logged again.
@@ -105,17 +93,7 @@ import Testing
     configuration.headerTimeoutSeconds = 1
     let logs = LogStore()
     try await withLiveServer(configuration: configuration, logs: logs) { port, _ in
-      let closedAfter = try await onOwnThread { () -> Duration? in
-        let socket = try TestSocket(port: port)
-        try socket.send("GET /healthz HTTP/1.1\r\n")
-        let started = ContinuousClock.now
-        for line in 0..<60 {
-          if (try? socket.send("X-Slow-\(line): 1\r\n")) == nil || socket.sawEndOfFile(within: 0.1) {
-            return ContinuousClock.now - started
-          }
-        }
-        return nil
-      }
+      let closedAfter = try await timeToClose(port, head: "GET /healthz HTTP/1.1\r\n") { "X-Slow-\($0): 1\r\n" }
       let elapsed = try #require(closedAfter, "still open after 6 s of a slow head")
       #expect(elapsed < .seconds(4))
       // Closing at the timeout is not a request: no answer is attempted, none is logged as cut.
@@ -360,6 +338,24 @@ import Testing
 
 /// A card larger than loopback's kernel buffers (about 10 MB), rendered once per server.
 private let bigCard = "/cards/1.png?w=4096&h=4096"
+
+/// Sends `head` on a new connection, then `drip(n)` every 100 ms for up to 6 s: how long after
+/// the head the server closed the connection, or nil if it stayed open.
+private func timeToClose(
+  _ port: Int, head: String, drip: @escaping @Sendable (Int) -> String
+) async throws -> Duration? {
+  try await onOwnThread { () -> Duration? in
+    let socket = try TestSocket(port: port)
+    try socket.send(head)
+    let started = ContinuousClock.now
+    for step in 0..<60 {
+      if (try? socket.send(drip(step))) == nil || socket.sawEndOfFile(within: 0.1) {
+        return ContinuousClock.now - started
+      }
+    }
+    return nil
+  }
+}
 
 /// One request on a new connection, read until the server closes.
 private func exchange(_ port: Int, _ request: String) async throws -> Reply {
