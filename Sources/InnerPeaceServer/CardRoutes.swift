@@ -83,6 +83,9 @@ struct CardRoutes<Renderer: CardRendering> {
       preset: options.preset, quote: .text(text, author: author), picture: picture.map { .named($0) } ?? .random,
       seed: seed, format: options.format, showsAuthor: options.showsAuthor, alignment: options.alignment,
       typographicPunctuation: !straightQuotes, quality: options.quality)
+    // Checked before the conditional answer: a text that cannot be a card is a 400 whatever
+    // If-None-Match says.
+    do { try cardRequest.validate() } catch { throw ServiceError.from(error) }
     // Percent-encoded parts cannot contain the separator, so different texts never share a key.
     let key =
       "text|\(options.key)|\(straightQuotes ? "straight" : "typographic")|\(picture ?? "-")|\(percentEncoded(author))|\(percentEncoded(text))"

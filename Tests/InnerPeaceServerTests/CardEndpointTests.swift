@@ -196,6 +196,28 @@ import Testing
     }
   }
 
+  /// A text or author that cannot be a card is a 400 even under an If-None-Match that any tag
+  /// matches (`*`): the request is refused before the tag is compared. A valid text still gets its 304.
+  @Test func invalidTextIsRefusedWhateverTheCondition() async throws {
+    try await withRouter { client, _ in
+      let refused = [
+        ("text=\(queryEncoded("a\u{90}b"))", "text"), ("text=%20%20", "text"), ("text=", "text"),
+        ("text=hi&author=\(queryEncoded("x\u{7}y"))", "author"),
+      ]
+      for (query, parameter) in refused {
+        for condition in ["*", "W/\"whatever\""] {
+          let reply = try await client.get("/card.webp?\(query)&w=200&h=200", ifNoneMatch: condition)
+          expectError(reply, status: 400)
+          #expect(
+            (reply.json as? [String: [String: String]])?["error"]?["parameter"] == parameter,
+            "\(query), If-None-Match: \(condition): \(reply)")
+        }
+      }
+      let valid = try await client.get("/card.webp?text=hi&w=200&h=200", ifNoneMatch: "*")
+      #expect(valid.status == 304, "\(valid)")
+    }
+  }
+
   /// Text that cannot fit even at the smallest size is ellipsized, and the response says so.
   @Test func overflowingTextReportsTruncation() async throws {
     try await withRouter { client, _ in

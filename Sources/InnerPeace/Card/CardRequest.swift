@@ -98,4 +98,17 @@ public struct CardRequest: Hashable, Sendable {
     self.typographicPunctuation = typographicPunctuation
     self.quality = quality
   }
+
+  /// Makes the checks that need no catalog, as the renderer makes them: custom text and author
+  /// within ``Limits`` and free of control characters, and no transparent JPEG. A caller that may
+  /// answer without rendering (a 304 from a cache's tag) makes them first.
+  /// - Throws: ``InnerPeaceError/textInvalid(reason:)``, ``InnerPeaceError/authorInvalid(reason:)``
+  ///   or ``InnerPeaceError/transparencyUnsupported(format:)``.
+  public func validate() throws(InnerPeaceError) {
+    if case .text(let text, let author) = quote {
+      _ = try TextRules.quote(text)
+      _ = try TextRules.author(author ?? "")
+    }
+    try format.validate(transparent: transparent)
+  }
 }
