@@ -50,7 +50,7 @@ struct CardRoutes<Renderer: CardRendering> {
     let key = catalogKey(quote: index, picture: picture, options: options)
     let etag = service.etag(for: key)
     let cacheControl = service.links.cacheControl(forVersion: query["v"])
-    if var notModified = notModified(request, etag: etag, cacheControl: cacheControl) {
+    if var notModified = Revalidation.notModified(request, etag: etag, cacheControl: cacheControl) {
       if options.negotiated { notModified.headers[.vary] = "Accept" }
       return notModified
     }
@@ -91,7 +91,9 @@ struct CardRoutes<Renderer: CardRendering> {
       "text|\(options.key)|\(straightQuotes ? "straight" : "typographic")|\(picture ?? "-")|\(percentEncoded(author))|\(percentEncoded(text))"
     let etag = service.etag(for: key)
     let cacheControl = "public, max-age=86400"
-    if let notModified = notModified(request, etag: etag, cacheControl: cacheControl) { return notModified }
+    if let notModified = Revalidation.notModified(request, etag: etag, cacheControl: cacheControl) {
+      return notModified
+    }
     let card = try await service.card(for: cardRequest, key: key)
     var headers = cardHeaders(card, options: options)
     headers[.cacheControl] = cacheControl
@@ -109,7 +111,7 @@ struct CardRoutes<Renderer: CardRendering> {
     let etag = service.etag(
       for: "\(day.date)|\(catalogKey(quote: day.quoteIndex, picture: day.picture, options: options))")
     let cacheControl = "public, max-age=\(day.secondsUntilEnd(from: now))"
-    if var notModified = notModified(request, etag: etag, cacheControl: cacheControl) {
+    if var notModified = Revalidation.notModified(request, etag: etag, cacheControl: cacheControl) {
       if options.negotiated { notModified.headers[.vary] = "Accept" }
       return notModified
     }
@@ -141,19 +143,6 @@ struct CardRoutes<Renderer: CardRendering> {
       preset: options.preset, quote: .index(quote), picture: .named(picture), seed: 0, format: options.format,
       showsAuthor: options.showsAuthor, alignment: options.alignment, quality: options.quality)
     return (try await service.card(for: request, key: key), key)
-  }
-
-  /// 304 for a matching `If-None-Match` (weak comparison, as RFC 9110 asks for it).
-  private func notModified(_ request: Request, etag: String, cacheControl: String) -> Response? {
-    guard let header = request.headers[.ifNoneMatch] else { return nil }
-    let tags = header.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-    let matches =
-      tags.contains("*")
-      || tags.contains { tag in
-        (tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag) == etag
-      }
-    guard matches else { return nil }
-    return Response(status: .notModified, headers: [.eTag: etag, .cacheControl: cacheControl])
   }
 
   private func cardHeaders(_ card: ServedCard, options: CardOptions) -> HTTPFields {

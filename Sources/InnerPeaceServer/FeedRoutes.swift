@@ -94,8 +94,8 @@ struct FeedRoutes<Renderer: CardRendering> {
   ) -> Response {
     let etag = service.etag(for: key)
     let cacheControl = "public, max-age=\(min(3600, day.secondsUntilEnd(from: now)))"
-    if let condition = request.headers[.ifNoneMatch], condition.contains(etag) || condition == "*" {
-      return Response(status: .notModified, headers: [.eTag: etag, .cacheControl: cacheControl])
+    if let notModified = Revalidation.notModified(request, etag: etag, cacheControl: cacheControl) {
+      return notModified
     }
     let buffer = ByteBuffer(string: body)
     return Response(

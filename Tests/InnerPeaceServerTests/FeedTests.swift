@@ -53,6 +53,17 @@ import Testing
       #expect(later.header("ETag") == first.header("ETag"))
       let revalidated = try await client.get("/calendar.ics", ifNoneMatch: first.header("ETag"))
       #expect(revalidated.status == 304)
+      // The same reading of If-None-Match as the cards': weak, in a list, or any tag.
+      let tag = try #require(first.header("ETag"))
+      for condition in ["W/\(tag)", "\"nope\", \(tag)", "*"] {
+        let reply = try await client.get("/calendar.ics", ifNoneMatch: condition)
+        #expect(reply.status == 304, "If-None-Match: \(condition) → \(reply.status)")
+        #expect(reply.header("ETag") == tag)
+      }
+      for condition in ["\"nope\"", "W/\"nope\"", "\(tag.dropLast())x\""] {
+        let reply = try await client.get("/calendar.ics", ifNoneMatch: condition)
+        #expect(reply.status == 200, "If-None-Match: \(condition) → \(reply.status)")
+      }
 
       clock.withLockedValue { $0 += 18 * 3600 }  // 2026-11-24 10:20 in Paris
       let next = try await client.get("/calendar.ics")
