@@ -472,11 +472,10 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     switch expiry {
     case .idle, .linger:
       logger.trace("connection closed", metadata: ["reason": .string(expiry.rawValue)])
-    case .header:
+    case .header, .body:
       logger.info("connection closed", metadata: ["reason": .string(expiry.rawValue)])
-    case .body:
-      logger.info("connection closed", metadata: ["reason": .string(expiry.rawValue)])
-      logUnanswered(status: 408)
+      // A request whose body was still arriving has its line now, as a 408.
+      if expiry == .body { logUnanswered(status: 408) }
     case .write:
       logger.warning(
         "connection closed",
