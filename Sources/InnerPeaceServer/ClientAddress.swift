@@ -38,7 +38,7 @@ enum ClientAddress {
   /// pairs by semicolons, a value a token or a quoted string); `nil` when that element has none.
   static func lastForwarded(_ fields: [String]) -> String? {
     guard let element = fields.last.flatMap({ splitOutsideQuotes($0, ",").last }) else { return nil }
-    for pair in splitOutsideQuotes(element, ";") {
+    for pair in splitOutsideQuotes(String(element), ";") {
       let parts = pair.split(separator: "=", maxSplits: 1)
       guard parts.count == 2, parts[0].trimmingASCIISpaces().lowercased() == "for" else { continue }
       var value = parts[1].trimmingASCIISpaces()

@@ -69,7 +69,24 @@ final class SocketMeter: ChannelDuplexHandler, RemovableChannelHandler {
   /// Set when the server is closing: what the peer still sends is read and dropped.
   var discardsInput = false
 
+  /// Set while the handler is in a pipeline.
+  private var context: ChannelHandlerContext?
+
   init(sliceBytes: Int) { self.sliceBytes = sliceBytes }
+
+  func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+  func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
+
+  /// Writes bytes that the HTTP encoder must not touch (an answer the connection gives itself),
+  /// measured like any response, and flushes.
+  func writeDirectly(_ buffer: ByteBuffer, promise: EventLoopPromise<Void>) {
+    guard let context else {
+      promise.fail(ChannelError.ioOnClosedChannel)
+      return
+    }
+    measuredWrite(context: context, .byteBuffer(buffer), count: buffer.readableBytes, promise: promise)
+    context.flush()
+  }
 
   func channelRead(context: ChannelHandlerContext, data: NIOAny) {
     if discardsInput { return }
@@ -381,19 +398,32 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
   }
 
-  /// Writes `refusal` as the JSON error of the API, with `Connection: close`.
+  /// Writes `refusal` as the JSON error of the API, with `Connection: close`, straight to the
+  /// socket: NIO's response encoder would drop the body and the length of any answer to a
+  /// `CONNECT` (right for a 2xx, which opens a tunnel; wrong for a refusal).
   private func answer(context: ChannelHandlerContext, _ refusal: Refusal) {
-    let body = ByteBuffer(bytes: jsonErrorBody(refusal.message))
-    var headers = HTTPHeaders()
-    headers.add(name: "Content-Type", value: "application/json; charset=utf-8")
-    headers.add(name: "Content-Length", value: String(body.readableBytes))
-    headers.add(name: "Cache-Control", value: "no-store")
-    if let allow = refusal.allow { headers.add(name: "Allow", value: allow) }
-    let head = HTTPResponseHead(version: .http1_1, status: refusal.status, headers: headers)
-    write(context: context, data: wrapOutboundOut(.head(head)), promise: nil)
-    write(context: context, data: wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
-    write(context: context, data: wrapOutboundOut(.end(nil)), promise: nil)
-    context.flush()
+    let index = responding.map { $0 + 1 } ?? 0
+    guard index < exchanges.count else { return }
+    let body = jsonErrorBody(refusal.message)
+    var head =
+      "HTTP/1.1 \(refusal.status.code) \(refusal.status.reasonPhrase)\r\n"
+      + "Content-Type: application/json; charset=utf-8\r\nContent-Length: \(body.count)\r\n"
+      + "Cache-Control: no-store\r\n"
+    if let allow = refusal.allow { head += "Allow: \(allow)\r\n" }
+    head += "Connection: close\r\n\r\n"
+    var bytes = ByteBuffer(string: head)
+    responding = index
+    exchanges[index].status = Int(refusal.status.code)
+    exchanges[index].announcedBytes = body.count
+    exchanges[index].bodyStart = meter.queuedBytes + bytes.readableBytes
+    bytes.writeBytes(body)
+    exchanges[index].bodyEnd = meter.queuedBytes + bytes.readableBytes
+    let finished = context.eventLoop.makePromise(of: Void.self)
+    finished.futureResult.assumeIsolated().whenComplete { result in
+      self.responseFinished(written: result)
+    }
+    // The write may complete at once, and the exchange be gone after it.
+    meter.writeDirectly(bytes, promise: finished)
   }
 
   // MARK: Responses
