@@ -160,7 +160,7 @@ struct ServeCommand: AsyncParsableCommand {
     name: .customLong("max-connections-per-client"),
     help: ArgumentHelp(
       """
-      Connections one client address may have open; past it a new one gets a 503 and is closed at once. \
+      Connections one client address may have open; past it a new one gets an immediate 503. \
       (default: 64; --max-connections with --trust-forwarded-headers)
       """, valueName: "n"))
   var maxConnectionsPerClient: Int?

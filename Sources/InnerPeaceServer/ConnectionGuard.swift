@@ -601,9 +601,9 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 /// The answer past ``ServerConfiguration/maxConnections``: a 503 written as soon as the
 /// connection opens, then closed like any other (output first, input after the peer's end or a
 /// short linger), without parsing anything. Past a client's share
-/// (``ServerConfiguration/maxConnectionsPerClient``) there is no linger: the connection is closed
-/// as soon as the 503 is in the socket, so that a client opening connections in a loop cannot
-/// hold slots of the global cap with its refusals.
+/// (``ServerConfiguration/maxConnectionsPerClient``) and ``HTTPLimits/lingeringRefusalsPerClient``
+/// more, there is no linger: the connection is closed as soon as the 503 is in the socket, so
+/// that a client opening connections in a loop cannot hold slots of the global cap.
 final class ConnectionRefusal: ChannelInboundHandler, RemovableChannelHandler {
   typealias InboundIn = ByteBuffer
   let retryAfterSeconds: Int

@@ -17,7 +17,7 @@ import Synchronization
 /// of ours around NIO's codec in place of Hummingbird's `HTTPConnectionStateHandler`, whose idle
 /// timer counts from the moment a response is handed over, not from its last byte on the wire
 /// (see ConnectionGuard.swift). Past `maxConnections`, a connection gets a 503 and nothing else;
-/// so does one past `connectionsPerClient` from its client address, and it is closed at once.
+/// so does one past `connectionsPerClient` from its client address (closed at once past a few).
 /// Each request runs with its client (``ClientAddress/current``) for the per-client render share.
 struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
   typealias Value = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
@@ -62,12 +62,16 @@ struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
   func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
     channel.eventLoop.makeCompletedFuture {
       let pipeline = channel.pipeline.syncOperations
-      // A client past its share is closed at once: its refusal holds no slot of the global cap.
+      // A client past its share gets its 503 like any refusal (output closed first, so the peer
+      // reads it), but only a few such refusals of one client linger: past them it is closed
+      // at once, so refusals never hold many slots of the global cap.
       let peer = channel.remoteAddress?.ipAddress ?? "-"
       guard connections.perClient.take(peer, limit: connectionsPerClient) else {
+        let lingers = connections.lingeringRefusals.take(peer, limit: HTTPLimits.lingeringRefusalsPerClient)
+        if lingers { channel.closeFuture.whenComplete { _ in connections.lingeringRefusals.release(peer) } }
         try pipeline.addHandler(
           ConnectionRefusal(
-            retryAfterSeconds: retryAfterSeconds, lingerTimeout: nil,
+            retryAfterSeconds: retryAfterSeconds, lingerTimeout: lingers ? limits.lingerTimeout : nil,
             message: "this client has too many open connections; close some and try again"))
         return try NIOAsyncChannel(wrappingChannelSynchronously: channel, configuration: .init())
       }
@@ -135,6 +139,8 @@ final class ConnectionCounter: Sendable {
   let open = Atomic<Int>(0)
   /// Connections served per client address (refused ones not counted).
   let perClient = ClientTally()
+  /// Refusals past a client's share that are waiting for the peer to close, per client address.
+  let lingeringRefusals = ClientTally()
   init() {}
 }
 

@@ -67,9 +67,9 @@ public struct ServerConfiguration: Sendable {
   public var maxConnections: Int = 1024
   /// Seconds SIGTERM waits for responses in flight to reach their sockets before it closes the rest.
   public var drainTimeoutSeconds: Double = 30
-  /// Connections one client address may have open; past it a new one gets a 503 and is closed at
-  /// once. `nil`: 64, or `maxConnections` behind `trustsForwardedHeaders` (every connection then
-  /// comes from the proxy). See ``ClientAddress``.
+  /// Connections one client address may have open; past it a new one gets an immediate 503.
+  /// `nil`: 64, or `maxConnections` behind `trustsForwardedHeaders` (every connection then comes
+  /// from the proxy). See ``ClientAddress``.
   public var maxConnectionsPerClient: Int?
   /// Renders one client may have running at once. `nil`: half of `concurrency` (at least one).
   public var maxRendersPerClient: Int?
@@ -180,6 +180,10 @@ public enum HTTPLimits {
   /// Connections past ``ServerConfiguration/maxConnections`` that still get their 503; past that
   /// many more the server stops accepting until some close (they wait in the listen backlog).
   public static let refusalAllowance = 128
+  /// Refusals past one client's connection share that wait (up to the linger) for the client to
+  /// read them and close; past that many more the client's new connections are closed as soon
+  /// as the 503 is written, so its refusals hold few slots of the global cap.
+  public static let lingeringRefusalsPerClient = 16
 }
 
 #if canImport(Glibc)
