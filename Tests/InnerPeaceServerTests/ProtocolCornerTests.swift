@@ -1,7 +1,13 @@
 import Foundation
 import HTTPTypes
+import Hummingbird
+import HummingbirdCore
 import InnerPeace
+import Logging
+import NIOCore
 import NIOHTTP1
+import NIOPosix
+import ServiceLifecycle
 import Testing
 
 @testable import InnerPeaceServer
@@ -128,6 +134,63 @@ import Testing
       #expect(reply.status == 200)
       #expect(reply.header("Connection")?.lowercased() == "close")
     }
+  }
+
+  // MARK: Drain
+
+  /// A connection the server's drain notice does not reach (accepted as the drain began, its
+  /// handlers not yet in place when the server told its connections) still learns of the
+  /// drain from its own task: it is closed, and any answer it gives says `Connection: close`.
+  /// Here no server tells it at all: the connection is served inside a service after graceful
+  /// shutdown has begun. It used to answer with keep-alive and stay open until the idle
+  /// timeout (30 s).
+  @Test(.timeLimit(.minutes(1)))
+  func connectionServedAfterTheDrainBeganLearnsOfIt() async throws {
+    let channel = GuardedHTTP1Channel(
+      responder: { _, writer, _ in
+        var head = HTTPResponse(status: .ok)
+        head.headerFields[.contentLength] = "2"
+        try await writer.write(response: head, body: ResponseBody(byteBuffer: ByteBuffer(string: "ok")))
+      }, configuration: testConfiguration(), connections: ConnectionCounter())
+    let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+      .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
+      .bind(host: "127.0.0.1", port: 0) { child in channel.setup(channel: child, logger: quietLogger) }
+    let port = try #require(server.channel.localAddress?.port)
+    let reply = Task {
+      try await onOwnThread { () -> [UInt8] in
+        let socket = try TestSocket(port: port)
+        try? socket.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        return try socket.readToEnd(timeout: 10)
+      }
+    }
+    let service = LateConnection {
+      try await server.executeThenClose { inbound in
+        for try await child in inbound {
+          await channel.handle(value: child, logger: quietLogger)
+          break
+        }
+      }
+    }
+    let group = ServiceGroup(configuration: .init(services: [service], logger: quietLogger))
+    let running = Task { try await group.run() }
+    await group.triggerGracefulShutdown()
+    // The connection closes (before or after answering): no wait for the idle timeout.
+    let bytes = try await reply.value
+    if !bytes.isEmpty {
+      let answer = try replyOf(bytes)
+      #expect(answer.status == 200)
+      #expect(answer.header("Connection")?.lowercased() == "close", "\(answer)")
+    }
+    try await running.value
+  }
+}
+
+/// A service that, once graceful shutdown has begun, runs `body` (in the shutdown's context).
+private struct LateConnection: Service {
+  let body: @Sendable () async throws -> Void
+  func run() async throws {
+    try? await gracefulShutdown()
+    try await body()
   }
 }
 
