@@ -23,7 +23,8 @@ final class RenderPool: Sendable {
   let gate: RenderGate
 
   init(
-    workers: Int, queueDepth: Int, rendersPerClient: Int = .max, queuedPerClient: Int = .max, isolation: RenderIsolation = .threads, renderTimeout: Duration = .seconds(30),
+    workers: Int, queueDepth: Int, rendersPerClient: Int = .max, queuedPerClient: Int = .max,
+    isolation: RenderIsolation = .threads, renderTimeout: Duration = .seconds(30),
     workerRestingLimitBytes: Int? = nil, pixelBudget: Int = .max,
     registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), logger: Logger = Logger(label: "innerpeace")
   ) {

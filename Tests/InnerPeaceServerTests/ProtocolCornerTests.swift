@@ -69,7 +69,8 @@ import Testing
   func connectAfterAPipelinedRequestIsAnsweredInOrder() async throws {
     try await withCornerServer { port in
       let bytes = try await send(
-        port, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nCONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n")
+        port,
+        "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nCONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n")
       let text = String(decoding: bytes, as: UTF8.self)
       let first = try replyOf(bytes)
       #expect(first.status == 200, "\(text)")

@@ -243,7 +243,9 @@ func loopbackSocket(port: Int, receiveBuffer: Int32? = nil, source: String? = ni
     local.sin_family = sa_family_t(AF_INET)
     local.sin_addr.s_addr = inet_addr(source)
     let bound = withUnsafePointer(to: &local) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+      }
     }
     guard bound == 0 else {
       let number = errno
