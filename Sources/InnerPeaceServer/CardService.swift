@@ -57,9 +57,16 @@ public final class CardService<Renderer: CardRendering>: Sendable {
   func card(for request: CardRequest, key: String) async throws -> ServedCard {
     let client = ClientAddress.current
     let (card, source) = try await cache.card(for: key) { [self] in
-      guard let admission = pool.admit(client: client) else {
+      let admission: RenderPool.Admission
+      switch pool.admit(client: client) {
+      case .success(let granted): admission = granted
+      case .failure(let refusal):
         metrics.rejected.increment()
-        var error = ServiceError(.serviceUnavailable, "the server is busy rendering; try again shortly")
+        var error = ServiceError(
+          .serviceUnavailable,
+          refusal == .poolFull
+            ? "the server is busy rendering; try again shortly"
+            : "this client has its share of the renders in progress; try again shortly")
         error.headers[.retryAfter] = String(configuration.retryAfterSeconds)
         throw error
       }

@@ -44,19 +44,26 @@ final class RenderGate: Sendable {
   /// The most renders one client may have admitted (running and waiting).
   var admittedPerClient: Int { min(rendersPerClient, workers) + min(queuedPerClient, queueDepth) }
 
-  /// Admits one render of `client` if there is room in the pool and in the client's share.
-  func admit(client: String?) -> Bool {
+  /// Why a render was not admitted.
+  enum Refusal: Error { case poolFull, clientShareTaken }
+
+  /// Admits one render of `client` if there is room in the pool and in the client's share;
+  /// otherwise says which was full.
+  func tryAdmit(client: String?) -> Refusal? {
     state.withLockedValue { state in
-      guard state.admitted < workers + queueDepth else { return false }
+      guard state.admitted < workers + queueDepth else { return .poolFull }
       if let client {
         let count = state.admittedBy[client, default: 0]
-        guard count < admittedPerClient else { return false }
+        guard count < admittedPerClient else { return .clientShareTaken }
         state.admittedBy[client] = count + 1
       }
       state.admitted += 1
-      return true
+      return nil
     }
   }
+
+  /// Whether one render of `client` was admitted (see ``tryAdmit(client:)``).
+  func admit(client: String?) -> Bool { tryAdmit(client: client) == nil }
 
   /// An admitted render of `client` is over (rendered or not).
   func leave(client: String?) {

@@ -69,10 +69,11 @@ final class RenderPool: Sendable {
     }
   }
 
-  /// A slot for one render of `client` (`nil`: no per-client limit), or `nil` when the pool and
-  /// its queue are full or the client has its share of them.
-  func admit(client: String?) -> Admission? {
-    gate.admit(client: client) ? Admission(pool: self, client: client) : nil
+  /// A slot for one render of `client` (`nil`: no per-client limit), or why there is none: the
+  /// pool and its queue are full, or the client has its share of them.
+  func admit(client: String?) -> Result<Admission, RenderGate.Refusal> {
+    if let refusal = gate.tryAdmit(client: client) { return .failure(refusal) }
+    return .success(Admission(pool: self, client: client))
   }
 
   fileprivate func release(client: String?) { gate.leave(client: client) }

@@ -75,9 +75,10 @@ import Testing
     let gate = RenderGate(workers: 2, queueDepth: 4, rendersPerClient: 1, queuedPerClient: 2)
     #expect(gate.admittedPerClient == 3)
     for _ in 0..<3 { #expect(gate.admit(client: "flood")) }
-    #expect(!gate.admit(client: "flood"), "a fourth render of one client is past its share")
+    #expect(gate.tryAdmit(client: "flood") == .clientShareTaken, "a fourth render of one client is past its share")
     for _ in 0..<3 { #expect(gate.admit(client: "honest")) }
-    #expect(!gate.admit(client: "third"), "the pool as a whole is full")
+    #expect(gate.tryAdmit(client: "third") == .poolFull, "the pool as a whole is full")
+    #expect(gate.tryAdmit(client: "flood") == .poolFull)
     gate.leave(client: "flood")
     #expect(gate.admit(client: "flood"))
     #expect(!gate.admit(client: nil))
@@ -245,7 +246,8 @@ import Testing
     let refused = try await onOwnThread { try responses(on: flood, count: 3, timeout: 20) }
     #expect(refused.count == 3, "the flood's fourth to sixth cards are past its share: \(refused)")
     for (_, reply) in refused {
-      expectError(reply, status: 503)
+      let error = expectError(reply, status: 503)
+      #expect((error["message"] as? String)?.contains("this client has its share") == true, "\(reply)")
       #expect(reply.header("Retry-After") == "3")
     }
     #expect(try await onOwnThread { renderer.waitUntilEntered(1, timeout: 20) }, "one flood card is rendering")
