@@ -21,7 +21,9 @@ struct ServeCommand: AsyncParsableCommand {
       most --render-megapixels.
 
       Every phase of a connection has a limit (--header-timeout, --body-timeout, --write-timeout, \
-      --idle-timeout, --max-connections). SIGTERM or SIGINT stops accepting, answers what was \
+      --idle-timeout, --max-connections). No client address may hold more than \
+      --max-connections-per-client connections, --max-renders-per-client workers and \
+      --max-queued-per-client places in the queue. SIGTERM or SIGINT stops accepting, answers what was \
       accepted with Connection: close, waits up to --drain-timeout for the responses to reach \
       their clients and exits 0. One log line per request goes to stderr once its last byte is \
       written (text, or JSON with --log-format json).
@@ -155,6 +157,28 @@ struct ServeCommand: AsyncParsableCommand {
   var maxConnections = 1024
 
   @Option(
+    name: .customLong("max-connections-per-client"),
+    help: ArgumentHelp(
+      """
+      Connections one client address may have open; past it a new one gets an immediate 503. \
+      (default: 64; --max-connections with --trust-forwarded-headers)
+      """, valueName: "n"))
+  var maxConnectionsPerClient: Int?
+
+  @Option(
+    name: .customLong("max-renders-per-client"),
+    help: ArgumentHelp(
+      "Renders one client may have running at once. (default: half of --concurrency, at least 1)", valueName: "n"))
+  var maxRendersPerClient: Int?
+
+  @Option(
+    name: .customLong("max-queued-per-client"),
+    help: ArgumentHelp(
+      "Renders one client may have waiting; past both, its next card gets 503. (default: half of --queue)",
+      valueName: "n"))
+  var maxQueuedPerClient: Int?
+
+  @Option(
     name: .customLong("drain-timeout"),
     help: ArgumentHelp("Seconds SIGTERM waits for responses in flight to reach their clients.", valueName: "seconds"))
   var drainTimeout = 30.0
@@ -209,6 +233,9 @@ struct ServeCommand: AsyncParsableCommand {
     configuration.bodyTimeoutSeconds = bodyTimeout
     configuration.writeTimeoutSeconds = writeTimeout
     configuration.maxConnections = maxConnections
+    configuration.maxConnectionsPerClient = maxConnectionsPerClient
+    configuration.maxRendersPerClient = maxRendersPerClient
+    configuration.maxQueuedPerClient = maxQueuedPerClient
     configuration.drainTimeoutSeconds = drainTimeout
     configuration.publicURL = publicURL
     configuration.reminderHour = reminderHour

@@ -24,6 +24,7 @@ public final class CardService<Renderer: CardRendering>: Sendable {
     metrics = ServerMetrics()
     pool = RenderPool(
       workers: configuration.concurrency, queueDepth: configuration.queueDepth,
+      rendersPerClient: configuration.rendersPerClient, queuedPerClient: configuration.queuedPerClient,
       isolation: configuration.renderIsolation, renderTimeout: .seconds(configuration.renderTimeoutSeconds),
       workerRestingLimitBytes: configuration.workerMemoryMegabytes << 20,
       pixelBudget: configuration.renderMegapixels * 1_000_000, registry: metrics.registry, logger: logger)
@@ -51,13 +52,21 @@ public final class CardService<Renderer: CardRendering>: Sendable {
 
   /// The card for a request: from the cache, or joined to an identical render in flight, or
   /// rendered on the pool.
-  /// - Throws: ``ServiceError``: 503 when the pool is full, 4xx for a bad request, 500 (with a
-  ///   public message) when the render fails.
+  /// - Throws: ``ServiceError``: 503 when the pool is full or the client (``ClientAddress``) has
+  ///   its share of it, 4xx for a bad request, 500 (with a public message) when the render fails.
   func card(for request: CardRequest, key: String) async throws -> ServedCard {
+    let client = ClientAddress.current
     let (card, source) = try await cache.card(for: key) { [self] in
-      guard let admission = pool.admit() else {
+      let admission: RenderPool.Admission
+      switch pool.admit(client: client) {
+      case .success(let granted): admission = granted
+      case .failure(let refusal):
         metrics.rejected.increment()
-        var error = ServiceError(.serviceUnavailable, "the server is busy rendering; try again shortly")
+        var error = ServiceError(
+          .serviceUnavailable,
+          refusal == .poolFull
+            ? "the server is busy rendering; try again shortly"
+            : "this client has its share of the renders in progress; try again shortly")
         error.headers[.retryAfter] = String(configuration.retryAfterSeconds)
         throw error
       }
@@ -65,7 +74,7 @@ public final class CardService<Renderer: CardRendering>: Sendable {
       metrics.rendersInFlight.increment()
       defer { metrics.rendersInFlight.decrement() }
       let started = ContinuousClock.now
-      let result = try await pool.render(request, with: renderer)
+      let result = try await pool.render(request, with: renderer, admission: admission)
       metrics.recordRender(ContinuousClock.now - started, preset: request.preset, format: request.format)
       switch result {
       case .card(let card):

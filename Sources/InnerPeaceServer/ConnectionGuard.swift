@@ -69,7 +69,24 @@ final class SocketMeter: ChannelDuplexHandler, RemovableChannelHandler {
   /// Set when the server is closing: what the peer still sends is read and dropped.
   var discardsInput = false
 
+  /// Set while the handler is in a pipeline.
+  private var context: ChannelHandlerContext?
+
   init(sliceBytes: Int) { self.sliceBytes = sliceBytes }
+
+  func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+  func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
+
+  /// Writes bytes that the HTTP encoder must not touch (an answer the connection gives itself),
+  /// measured like any response, and flushes.
+  func writeDirectly(_ buffer: ByteBuffer, promise: EventLoopPromise<Void>) {
+    guard let context else {
+      promise.fail(ChannelError.ioOnClosedChannel)
+      return
+    }
+    measuredWrite(context: context, .byteBuffer(buffer), count: buffer.readableBytes, promise: promise)
+    context.flush()
+  }
 
   func channelRead(context: ChannelHandlerContext, data: NIOAny) {
     if discardsInput { return }
@@ -162,6 +179,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
   private var requestLineBytes = 0
   private var idleSince = NIODeadline.now()
   private var closeAfterResponse = false
+  /// The connection's own answer to the last request, once the responses before it are written.
+  private var pendingRefusal: Refusal?
   private var quiescedAt: NIODeadline?
   private var lingerUntil: NIODeadline?
   private var inputClosed = false
@@ -214,15 +233,29 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
       requestLineStarted = false
       requestLineBytes = 0
       readingRequestSince = .now()
-      if !head.isKeepAlive || quiescedAt != nil { closeAfterResponse = true }
+      if !head.isKeepAlive || quiescedAt != nil || Self.endsParsing(head) { closeAfterResponse = true }
       var exchange = Exchange(
-        method: head.method.rawValue, path: String(head.uri.prefix { $0 != "?" }), received: .now())
+        method: String(head.method.rawValue.prefix(32)), path: String(head.uri.prefix { $0 != "?" }.prefix(1024)),
+        received: .now())
       if let mark = head.uri.firstIndex(of: "?") {
         // Bounded: a log line never carries more than 1 KiB of query.
         exchange.query = String(head.uri[head.uri.index(after: mark)...].prefix(1024))
       }
       exchange.userAgent = String((head.headers.first(name: "User-Agent") ?? "").prefix(256))
       exchanges.append(exchange)
+      if let refusal = Self.refusal(of: head) {
+        // Answered here, never handed to the router; nothing after it on this connection is read.
+        meter.discardsInput = true
+        closeAfterResponse = true
+        readingRequestSince = nil
+        if exchanges.count == 1 {
+          answer(context: context, refusal)
+        } else {
+          pendingRefusal = refusal
+        }
+        reschedule()
+        return
+      }
     } else if case .end = part {
       readingRequestSince = nil
     }
@@ -258,6 +291,9 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
   func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
     switch event {
     case is ChannelShouldQuiesceEvent:
+      // Sent by the server and by the connection's task (``GuardedHTTP1Channel``), which also
+      // reaches a connection accepted as the drain began: the first one counts.
+      guard quiescedAt == nil else { return }
       quiescedAt = .now()
       closeAfterResponse = true
       if exchanges.isEmpty {
@@ -294,7 +330,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
   }
 
   /// A head NIO's parser refused: 414 when the request line alone overflowed the head limit,
-  /// 431 when the header fields did, 400 for anything else; then the connection closes.
+  /// 431 when the header fields did, 405 for a method it does not know, 400 for anything else;
+  /// then the connection closes.
   private func refuseUnparsable(context: ChannelHandlerContext, _ error: HTTPParserError) {
     meter.discardsInput = true
     closeAfterResponse = true
@@ -302,31 +339,91 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     headStartedAt = nil
     // A response already under way cannot be interrupted by another one: close after it.
     guard exchanges.isEmpty else { return }
-    let status: HTTPResponseStatus
-    let message: String
+    let refusal: Refusal
     if error == .headerOverflow && !requestLineEnded {
-      status = .uriTooLong
-      message = "the request URI is longer than \(HTTPLimits.maximumURILength) bytes"
+      refusal = Refusal(.uriTooLong, "the request URI is longer than \(HTTPLimits.maximumURILength) bytes")
     } else if error == .headerOverflow {
-      status = .requestHeaderFieldsTooLarge
-      message =
+      refusal = Refusal(
+        .requestHeaderFieldsTooLarge,
         "the request header fields are larger than \(HTTPLimits.maximumHeadBytes) bytes"
-        + " or more than \(HTTPLimits.maximumHeaderFields)"
+          + " or more than \(HTTPLimits.maximumHeaderFields)")
+    } else if error == .invalidMethod {
+      refusal = .methodNotAllowed
     } else {
-      status = .badRequest
-      message = "the request is not valid HTTP/1.1"
+      refusal = Refusal(.badRequest, "the request is not valid HTTP/1.1")
     }
     exchanges.append(Exchange(method: "-", path: "-", received: .now()))
-    let body = ByteBuffer(bytes: jsonErrorBody(message))
-    var headers = HTTPHeaders()
-    headers.add(name: "Content-Type", value: "application/json; charset=utf-8")
-    headers.add(name: "Content-Length", value: String(body.readableBytes))
-    headers.add(name: "Cache-Control", value: "no-store")
-    let head = HTTPResponseHead(version: .http1_1, status: status, headers: headers)
-    write(context: context, data: wrapOutboundOut(.head(head)), promise: nil)
-    write(context: context, data: wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
-    write(context: context, data: wrapOutboundOut(.end(nil)), promise: nil)
-    context.flush()
+    answer(context: context, refusal)
+  }
+
+  /// An answer the connection gives itself, for a request the router never sees.
+  struct Refusal: Equatable {
+    let status: HTTPResponseStatus
+    let message: String
+    var allow: String?
+
+    init(_ status: HTTPResponseStatus, _ message: String, allow: String? = nil) {
+      self.status = status
+      self.message = message
+      self.allow = allow
+    }
+
+    static let methodNotAllowed = Refusal(
+      .methodNotAllowed, "only GET and HEAD are allowed: this server is not a proxy", allow: "GET, HEAD")
+  }
+
+  /// The refusal a request head gets from the connection itself, if any: `CONNECT` (NIO's parser
+  /// reads nothing after it, so it cannot reach the router and leave the connection usable) is a
+  /// 405; a transfer coding other than `chunked` alone is a 501, since the body's length could
+  /// not be known (RFC 9112 §6.1).
+  static func refusal(of head: HTTPRequestHead) -> Refusal? {
+    if head.method == .CONNECT { return .methodNotAllowed }
+    let codings = head.headers["Transfer-Encoding"].flatMap { $0.split(separator: ",") }
+      .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+    if !codings.isEmpty && codings != ["chunked"] {
+      let named = codings.joined(separator: ", ").prefix(64).filter { $0.isASCII && !$0.isNewline }
+      return Refusal(.notImplemented, "Transfer-Encoding '\(named)' is not supported: only chunked is")
+    }
+    return nil
+  }
+
+  /// Whether NIO's parser stops reading after this request (`CONNECT`, or an `Upgrade` asked
+  /// for with `Connection: upgrade`): its response must then close the connection, or a
+  /// request after it would wait for an answer until the idle timeout.
+  static func endsParsing(_ head: HTTPRequestHead) -> Bool {
+    if head.method == .CONNECT { return true }
+    guard head.headers.contains(name: "Upgrade") else { return false }
+    return head.headers["Connection"].contains { value in
+      value.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces).lowercased() == "upgrade" }
+    }
+  }
+
+  /// Writes `refusal` as the JSON error of the API, with `Connection: close`, straight to the
+  /// socket: NIO's response encoder would drop the body and the length of any answer to a
+  /// `CONNECT` (right for a 2xx, which opens a tunnel; wrong for a refusal).
+  private func answer(context: ChannelHandlerContext, _ refusal: Refusal) {
+    let index = responding.map { $0 + 1 } ?? 0
+    guard index < exchanges.count else { return }
+    let body = jsonErrorBody(refusal.message)
+    var head =
+      "HTTP/1.1 \(refusal.status.code) \(refusal.status.reasonPhrase)\r\n"
+      + "Content-Type: application/json; charset=utf-8\r\nContent-Length: \(body.count)\r\n"
+      + "Cache-Control: no-store\r\n"
+    if let allow = refusal.allow { head += "Allow: \(allow)\r\n" }
+    head += "Connection: close\r\n\r\n"
+    var bytes = ByteBuffer(string: head)
+    responding = index
+    exchanges[index].status = Int(refusal.status.code)
+    exchanges[index].announcedBytes = body.count
+    exchanges[index].bodyStart = meter.queuedBytes + bytes.readableBytes
+    bytes.writeBytes(body)
+    exchanges[index].bodyEnd = meter.queuedBytes + bytes.readableBytes
+    let finished = context.eventLoop.makePromise(of: Void.self)
+    finished.futureResult.assumeIsolated().whenComplete { result in
+      self.responseFinished(written: result)
+    }
+    // The write may complete at once, and the exchange be gone after it.
+    meter.writeDirectly(bytes, promise: finished)
   }
 
   // MARK: Responses
@@ -372,6 +469,11 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     if case .success = result { complete = true } else { complete = false }
     log(exchange, complete: complete)
     guard complete, let context, !closed else { return }
+    if exchanges.count == 1, let refusal = pendingRefusal {
+      // The responses before it are written: now the connection's own answer.
+      pendingRefusal = nil
+      answer(context: context, refusal)
+    }
     if exchanges.isEmpty {
       idleSince = .now()
       if headStartedAt != nil { headStartedAt = .now() }
@@ -498,16 +600,22 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
 /// The answer past ``ServerConfiguration/maxConnections``: a 503 written as soon as the
 /// connection opens, then closed like any other (output first, input after the peer's end or a
-/// short linger), without parsing anything.
+/// short linger), without parsing anything. Past a client's share
+/// (``ServerConfiguration/maxConnectionsPerClient``) and ``HTTPLimits/lingeringRefusalsPerClient``
+/// more, there is no linger: the connection is closed as soon as the 503 is in the socket, so
+/// that a client opening connections in a loop cannot hold slots of the global cap.
 final class ConnectionRefusal: ChannelInboundHandler, RemovableChannelHandler {
   typealias InboundIn = ByteBuffer
   let retryAfterSeconds: Int
-  let lingerTimeout: TimeAmount
+  /// `nil`: close once the answer is written.
+  let lingerTimeout: TimeAmount?
+  let message: String
   private var answered = false
 
-  init(retryAfterSeconds: Int, lingerTimeout: TimeAmount) {
+  init(retryAfterSeconds: Int, lingerTimeout: TimeAmount?, message: String) {
     self.retryAfterSeconds = retryAfterSeconds
     self.lingerTimeout = lingerTimeout
+    self.message = message
   }
 
   func handlerAdded(context: ChannelHandlerContext) {
@@ -522,13 +630,19 @@ final class ConnectionRefusal: ChannelInboundHandler, RemovableChannelHandler {
   private func answer(context: ChannelHandlerContext) {
     guard !answered else { return }
     answered = true
-    let body = jsonErrorBody("the server has too many open connections; try again shortly")
+    let body = jsonErrorBody(message)
     var bytes = ByteBuffer()
     bytes.writeString(
       "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json; charset=utf-8\r\n"
         + "Content-Length: \(body.count)\r\nRetry-After: \(retryAfterSeconds)\r\nCache-Control: no-store\r\n"
         + "Connection: close\r\n\r\n")
     bytes.writeBytes(body)
+    guard let lingerTimeout else {
+      context.writeAndFlush(NIOAny(IOData.byteBuffer(bytes))).assumeIsolated().whenComplete { _ in
+        context.close(promise: nil)
+      }
+      return
+    }
     context.writeAndFlush(NIOAny(IOData.byteBuffer(bytes)), promise: nil)
     context.close(mode: .output, promise: nil)
     context.eventLoop.assumeIsolated().scheduleTask(in: lingerTimeout) { context.close(promise: nil) }

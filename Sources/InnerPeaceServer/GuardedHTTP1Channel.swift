@@ -7,6 +7,7 @@ import NIOCore
 import NIOHTTP1
 import NIOHTTPTypes
 import NIOHTTPTypesHTTP1
+import ServiceLifecycle
 import Synchronization
 
 /// Hummingbird's HTTP/1 child channel with every phase of a connection bounded.
@@ -15,13 +16,16 @@ import Synchronization
 /// HTTP types, then an async channel that Hummingbird's `handleHTTP` serves), with two handlers
 /// of ours around NIO's codec in place of Hummingbird's `HTTPConnectionStateHandler`, whose idle
 /// timer counts from the moment a response is handed over, not from its last byte on the wire
-/// (see ConnectionGuard.swift). Past `maxConnections`, a connection gets a 503 and nothing else.
+/// (see ConnectionGuard.swift). Past `maxConnections`, a connection gets a 503 and nothing else;
+/// so does one past `connectionsPerClient` from its client address (closed at once past a few).
+/// Each request runs with its client (``ClientAddress/current``) for the per-client render share.
 struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
   typealias Value = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
 
   let responder: HTTPChannelHandler.Responder
   let limits: ConnectionLimits
   let maxConnections: Int
+  let connectionsPerClient: Int
   let retryAfterSeconds: Int
   let connections: ConnectionCounter
 
@@ -31,19 +35,26 @@ struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
   ) {
     // The request's task tells the connection which record the router fills in, before the
     // response is written, so the log line written at the last byte has the route.
+    let trustsForwardedHeaders = configuration.trustsForwardedHeaders
     self.responder = { request, writer, channel in
+      let client = ClientAddress.of(
+        peer: channel.remoteAddress?.ipAddress ?? "-", headers: request.headers,
+        trustsForwardedHeaders: trustsForwardedHeaders)
       let record = RequestRecord()
       channel.eventLoop.execute {
         try? channel.pipeline.syncOperations.handler(type: ConnectionGuard.self).expect(record)
       }
       var pending = Optional(writer)
       try await RequestRecord.$current.withValue(record) {
-        guard let writer = pending.take() else { return }
-        try await responder(request, writer, channel)
+        try await ClientAddress.$current.withValue(client) {
+          guard let writer = pending.take() else { return }
+          try await responder(request, writer, channel)
+        }
       }
     }
     limits = ConnectionLimits(configuration)
     maxConnections = configuration.maxConnections
+    connectionsPerClient = configuration.connectionsPerClient
     retryAfterSeconds = configuration.retryAfterSeconds
     self.connections = connections
   }
@@ -51,10 +62,26 @@ struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
   func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
     channel.eventLoop.makeCompletedFuture {
       let pipeline = channel.pipeline.syncOperations
+      // A client past its share gets its 503 like any refusal (output closed first, so the peer
+      // reads it), but only a few such refusals of one client linger: past them it is closed
+      // at once, so refusals never hold many slots of the global cap.
+      let peer = channel.remoteAddress?.ipAddress ?? "-"
+      guard connections.perClient.take(peer, limit: connectionsPerClient) else {
+        let lingers = connections.lingeringRefusals.take(peer, limit: HTTPLimits.lingeringRefusalsPerClient)
+        if lingers { channel.closeFuture.whenComplete { _ in connections.lingeringRefusals.release(peer) } }
+        try pipeline.addHandler(
+          ConnectionRefusal(
+            retryAfterSeconds: retryAfterSeconds, lingerTimeout: lingers ? limits.lingerTimeout : nil,
+            message: "this client has too many open connections; close some and try again"))
+        return try NIOAsyncChannel(wrappingChannelSynchronously: channel, configuration: .init())
+      }
+      channel.closeFuture.whenComplete { _ in connections.perClient.release(peer) }
       // The counter already includes this connection (Hummingbird counts at accept).
       if connections.open.load(ordering: .relaxed) > maxConnections {
         try pipeline.addHandler(
-          ConnectionRefusal(retryAfterSeconds: retryAfterSeconds, lingerTimeout: limits.lingerTimeout))
+          ConnectionRefusal(
+            retryAfterSeconds: retryAfterSeconds, lingerTimeout: limits.lingerTimeout,
+            message: "the server has too many open connections; try again shortly"))
         return try NIOAsyncChannel(wrappingChannelSynchronously: channel, configuration: .init())
       }
       var decoderLimits = NIOHTTPDecoderLimitConfiguration()
@@ -80,7 +107,16 @@ struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
   }
 
   func handle(value asyncChannel: Value, logger: Logger) async {
-    await handleHTTP(asyncChannel: asyncChannel, logger: logger)
+    // The server tells its open connections of a graceful shutdown (ChannelShouldQuiesceEvent),
+    // but a connection accepted as the drain began gets that event before its handlers are in
+    // place, and would go on answering without `Connection: close`. Its task hears the
+    // shutdown too (at once if it has begun), and tells the connection again.
+    let channel = asyncChannel.channel
+    await withGracefulShutdownHandler {
+      await handleHTTP(asyncChannel: asyncChannel, logger: logger)
+    } onGracefulShutdown: {
+      channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+    }
   }
 }
 
@@ -101,6 +137,10 @@ final class RequestRecord: Sendable {
 /// and the connection setup.
 final class ConnectionCounter: Sendable {
   let open = Atomic<Int>(0)
+  /// Connections served per client address (refused ones not counted).
+  let perClient = ClientTally()
+  /// Refusals past a client's share that are waiting for the peer to close, per client address.
+  let lingeringRefusals = ClientTally()
   init() {}
 }
 

@@ -6,8 +6,11 @@ import Prometheus
 
 /// Runs renders off the event loop on a fixed number of threads, behind an admission limit.
 ///
-/// At most `workers + queueDepth` renders are admitted at once; past that, ``admit()`` fails at
-/// once so the caller can answer 503 instead of queueing without bound.
+/// At most `workers + queueDepth` renders are admitted at once; past that, ``admit(client:)``
+/// fails at once so the caller can answer 503 instead of queueing without bound. No client can
+/// take them all: one client may have at most `rendersPerClient` renders running and
+/// `queuedPerClient` waiting (``RenderGate``), so while one floods the pool with costly cards
+/// another still gets a worker.
 ///
 /// With ``RenderIsolation/processes(_:)`` each thread hands its render to one of as many worker
 /// processes (``WorkerPool``) and waits for the answer, so a render that traps costs one request
@@ -17,15 +20,18 @@ final class RenderPool: Sendable {
   let queueDepth: Int
   private let threads: NIOThreadPool
   private let processes: WorkerPool?
-  private let admitted = NIOLockedValueBox(0)
+  let gate: RenderGate
 
   init(
-    workers: Int, queueDepth: Int, isolation: RenderIsolation = .threads, renderTimeout: Duration = .seconds(30),
+    workers: Int, queueDepth: Int, rendersPerClient: Int = .max, queuedPerClient: Int = .max,
+    isolation: RenderIsolation = .threads, renderTimeout: Duration = .seconds(30),
     workerRestingLimitBytes: Int? = nil, pixelBudget: Int = .max,
     registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), logger: Logger = Logger(label: "innerpeace")
   ) {
     self.workers = workers
     self.queueDepth = queueDepth
+    gate = RenderGate(
+      workers: workers, queueDepth: queueDepth, rendersPerClient: rendersPerClient, queuedPerClient: queuedPerClient)
     threads = NIOThreadPool(numberOfThreads: workers)
     threads.start()
     switch isolation {
@@ -43,8 +49,13 @@ final class RenderPool: Sendable {
   /// Worker processes running, or `nil` when renders run on threads in this process.
   var runningWorkerProcesses: Int? { processes?.runningCount }
 
-  /// Renders one card on a pool thread: in a worker process or on the thread itself.
-  func render(_ request: CardRequest, with renderer: some CardRendering) async throws -> RenderOutcome {
+  /// Renders one admitted card on a pool thread (in a worker process or on the thread itself),
+  /// once its client's turn has come.
+  func render(
+    _ request: CardRequest, with renderer: some CardRendering, admission: Admission
+  ) async throws -> RenderOutcome {
+    await gate.startRendering(client: admission.client)
+    defer { gate.stopRendering(client: admission.client) }
     if let processes {
       return try await threads.runIfActive { processes.render(request) }
     }
@@ -58,17 +69,14 @@ final class RenderPool: Sendable {
     }
   }
 
-  /// A slot for one render, or `nil` when the pool and its queue are full.
-  func admit() -> Admission? {
-    let granted = admitted.withLockedValue { count -> Bool in
-      guard count < workers + queueDepth else { return false }
-      count += 1
-      return true
-    }
-    return granted ? Admission(pool: self) : nil
+  /// A slot for one render of `client` (`nil`: no per-client limit), or why there is none: the
+  /// pool and its queue are full, or the client has its share of them.
+  func admit(client: String?) -> Result<Admission, RenderGate.Refusal> {
+    if let refusal = gate.tryAdmit(client: client) { return .failure(refusal) }
+    return .success(Admission(pool: self, client: client))
   }
 
-  fileprivate func release() { admitted.withLockedValue { $0 -= 1 } }
+  fileprivate func release(client: String?) { gate.leave(client: client) }
 
   func shutdown() async throws {
     await processes?.shutdown()
@@ -78,16 +86,20 @@ final class RenderPool: Sendable {
   /// One admitted render; release it exactly once when the render is over.
   final class Admission: Sendable {
     private let pool: RenderPool
+    let client: String?
     private let released = NIOLockedValueBox(false)
 
-    fileprivate init(pool: RenderPool) { self.pool = pool }
+    fileprivate init(pool: RenderPool, client: String?) {
+      self.pool = pool
+      self.client = client
+    }
 
     func release() {
       let first = released.withLockedValue { done -> Bool in
         defer { done = true }
         return !done
       }
-      if first { pool.release() }
+      if first { pool.release(client: client) }
     }
 
     deinit { release() }

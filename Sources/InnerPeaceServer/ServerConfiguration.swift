@@ -67,6 +67,14 @@ public struct ServerConfiguration: Sendable {
   public var maxConnections: Int = 1024
   /// Seconds SIGTERM waits for responses in flight to reach their sockets before it closes the rest.
   public var drainTimeoutSeconds: Double = 30
+  /// Connections one client address may have open; past it a new one gets an immediate 503.
+  /// `nil`: 64, or `maxConnections` behind `trustsForwardedHeaders` (every connection then comes
+  /// from the proxy). See ``ClientAddress``.
+  public var maxConnectionsPerClient: Int?
+  /// Renders one client may have running at once. `nil`: half of `concurrency` (at least one).
+  public var maxRendersPerClient: Int?
+  /// Renders one client may have waiting for a worker. `nil`: half of `queueDepth`.
+  public var maxQueuedPerClient: Int?
 
   public init() {}
 
@@ -107,6 +115,15 @@ public struct ServerConfiguration: Sendable {
     guard (1...100_000).contains(maxConnections) else {
       throw .init("--max-connections \(maxConnections) must be 1 to 100000")
     }
+    if let value = maxConnectionsPerClient, !(1...100_000).contains(value) {
+      throw .init("--max-connections-per-client \(value) must be 1 to 100000")
+    }
+    if let value = maxRendersPerClient, !(1...256).contains(value) {
+      throw .init("--max-renders-per-client \(value) must be 1 to 256")
+    }
+    if let value = maxQueuedPerClient, !(0...10_000).contains(value) {
+      throw .init("--max-queued-per-client \(value) must be 0 to 10000")
+    }
     if let publicURL { try Self.checkPublicURL(publicURL) }
     guard (0...23).contains(reminderHour) else { throw .init("--reminder-hour \(reminderHour) must be 0 to 23") }
     guard !signsAllImages || urlSigner != nil else {
@@ -116,6 +133,13 @@ public struct ServerConfiguration: Sendable {
 }
 
 extension ServerConfiguration {
+  /// ``maxConnectionsPerClient`` with its default applied.
+  var connectionsPerClient: Int { maxConnectionsPerClient ?? (trustsForwardedHeaders ? maxConnections : 64) }
+  /// ``maxRendersPerClient`` with its default applied.
+  var rendersPerClient: Int { maxRendersPerClient ?? max(1, concurrency / 2) }
+  /// ``maxQueuedPerClient`` with its default applied.
+  var queuedPerClient: Int { maxQueuedPerClient ?? queueDepth / 2 }
+
   /// A public URL is an origin: `http` or `https`, a host, an optional port, nothing after.
   static func checkPublicURL(_ url: String) throws(ServerConfigurationError) {
     let problem = "--public-url '\(url)' must be an origin such as https://cards.example.com (no path)"
@@ -156,6 +180,10 @@ public enum HTTPLimits {
   /// Connections past ``ServerConfiguration/maxConnections`` that still get their 503; past that
   /// many more the server stops accepting until some close (they wait in the listen backlog).
   public static let refusalAllowance = 128
+  /// Refusals past one client's connection share that wait (up to the linger) for the client to
+  /// read them and close; past that many more the client's new connections are closed as soon
+  /// as the 503 is written, so its refusals hold few slots of the global cap.
+  public static let lingeringRefusalsPerClient = 16
 }
 
 #if canImport(Glibc)

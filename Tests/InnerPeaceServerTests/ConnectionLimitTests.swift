@@ -469,9 +469,9 @@ final class TestSocket: @unchecked Sendable {
   private(set) var received: [UInt8] = []
 
   /// Connects to 127.0.0.1:`port`; `receiveBuffer` makes the kernel's receive buffer small, so
-  /// that a slow reader is slow on the wire too.
-  init(port: Int, receiveBuffer: Int32? = nil) throws {
-    descriptor = try loopbackSocket(port: port, receiveBuffer: receiveBuffer)
+  /// that a slow reader is slow on the wire too; `source` is the local address (another client).
+  init(port: Int, receiveBuffer: Int32? = nil, source: String? = nil) throws {
+    descriptor = try loopbackSocket(port: port, receiveBuffer: receiveBuffer, source: source)
   }
 
   deinit { close(descriptor) }

@@ -230,11 +230,28 @@ struct RawHTTPError: Error, CustomStringConvertible {
 
 /// A TCP socket connected to 127.0.0.1:`port`. `receiveBuffer` makes the kernel's receive buffer
 /// small (set before connecting, so the window is small too), for a reader slow on the wire.
-func loopbackSocket(port: Int, receiveBuffer: Int32? = nil) throws -> Int32 {
+/// `source` binds the local end to another loopback address (`127.0.0.2`; Linux routes all of
+/// 127/8 to the loopback interface), so the server sees another client.
+func loopbackSocket(port: Int, receiveBuffer: Int32? = nil, source: String? = nil) throws -> Int32 {
   let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
   guard descriptor >= 0 else { throw RawHTTPError(description: "socket() failed") }
   if var size = receiveBuffer {
     setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+  }
+  if let source {
+    var local = sockaddr_in()
+    local.sin_family = sa_family_t(AF_INET)
+    local.sin_addr.s_addr = inet_addr(source)
+    let bound = withUnsafePointer(to: &local) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+      }
+    }
+    guard bound == 0 else {
+      let number = errno
+      close(descriptor)
+      throw RawHTTPError(description: "bind to \(source) failed: errno \(number)")
+    }
   }
   var address = sockaddr_in()
   address.sin_family = sa_family_t(AF_INET)

@@ -1,0 +1,130 @@
+import HTTPTypes
+import NIOConcurrencyHelpers
+
+/// Who a request comes from, for the per-client limits (connections and renders): the peer's IP
+/// address; behind `--trust-forwarded-headers`, the address the nearest proxy added: the last
+/// value of `X-Forwarded-For`, or when there is none the last `for=` of `Forwarded` (RFC 7239).
+/// A client can put anything in these headers, but a proxy appends its own value after what it
+/// received, so the last value is the proxy's.
+enum ClientAddress {
+  /// The client of the request being served, set by the connection around the router
+  /// (``GuardedHTTP1Channel``); `nil` outside a live connection (tests that call the router
+  /// directly), where no per-client limit applies.
+  @TaskLocal static var current: String?
+
+  /// Longest address kept as a key: an IPv6 address with a zone fits; a longer forwarded value
+  /// is cut, so a hostile header cannot make the per-client tables large.
+  static let maximumLength = 64
+
+  private static let forwardedForField = HTTPField.Name("X-Forwarded-For")!
+  private static let forwardedField = HTTPField.Name("Forwarded")!
+
+  /// The client address of a request from `peer`.
+  static func of(peer: String, headers: HTTPFields, trustsForwardedHeaders: Bool) -> String {
+    guard trustsForwardedHeaders else { return peer }
+    if let forwardedFor = lastForwardedFor(headers[values: forwardedForField]) { return forwardedFor }
+    if let forwarded = lastForwarded(headers[values: forwardedField]) { return forwarded }
+    return peer
+  }
+
+  /// The last element of `X-Forwarded-For` (its fields, comma-separated, in order), without a
+  /// port; `nil` when there is none.
+  static func lastForwardedFor(_ fields: [String]) -> String? {
+    guard let last = fields.last?.split(separator: ",", omittingEmptySubsequences: false).last else { return nil }
+    return normalized(last)
+  }
+
+  /// The `for=` of the last element of `Forwarded` (RFC 7239 §4: elements separated by commas,
+  /// pairs by semicolons, a value a token or a quoted string); `nil` when that element has none.
+  static func lastForwarded(_ fields: [String]) -> String? {
+    guard let element = fields.last.flatMap({ splitOutsideQuotes($0, ",").last }) else { return nil }
+    for pair in splitOutsideQuotes(String(element), ";") {
+      let parts = pair.split(separator: "=", maxSplits: 1)
+      guard parts.count == 2, parts[0].trimmingASCIISpaces().lowercased() == "for" else { continue }
+      var value = parts[1].trimmingASCIISpaces()
+      if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
+        value = Substring(value.dropFirst().dropLast().replacing("\\", with: ""))
+      }
+      return normalized(value)
+    }
+    return nil
+  }
+
+  /// An address without its port (`1.2.3.4:80`, `[2001:db8::1]:80`) or brackets, at most
+  /// ``maximumLength`` characters; `nil` when empty.
+  static func normalized(_ raw: Substring) -> String? {
+    var value = raw.trimmingASCIISpaces()
+    if value.hasPrefix("["), let close = value.firstIndex(of: "]") {
+      value = value[value.index(after: value.startIndex)..<close]
+    } else if value.count(where: { $0 == ":" }) == 1, let colon = value.firstIndex(of: ":") {
+      value = value[..<colon]
+    }
+    guard !value.isEmpty else { return nil }
+    return String(value.prefix(maximumLength))
+  }
+
+  /// `text` split at `separator` where it is not inside a quoted string.
+  private static func splitOutsideQuotes(_ text: String, _ separator: Character) -> [Substring] {
+    var parts: [Substring] = []
+    var start = text.startIndex
+    var quoted = false
+    var escaped = false
+    for index in text.indices {
+      let character = text[index]
+      if escaped {
+        escaped = false
+      } else if quoted && character == "\\" {
+        escaped = true
+      } else if character == "\"" {
+        quoted.toggle()
+      } else if character == separator && !quoted {
+        parts.append(text[start..<index])
+        start = text.index(after: index)
+      }
+    }
+    parts.append(text[start...])
+    return parts
+  }
+}
+
+extension Substring {
+  fileprivate func trimmingASCIISpaces() -> Substring {
+    var value = self
+    while let first = value.first, first == " " || first == "\t" { value.removeFirst() }
+    while let last = value.last, last == " " || last == "\t" { value.removeLast() }
+    return value
+  }
+}
+
+/// Counts per client (open connections, admitted renders) against a limit, under one lock. A
+/// client's entry goes when its count is back to zero, so the table holds only clients with
+/// something open.
+final class ClientTally: Sendable {
+  private let counts = NIOLockedValueBox<[String: Int]>([:])
+
+  init() {}
+
+  /// Counts one more for `client` if it has fewer than `limit`; whether it did.
+  func take(_ client: String, limit: Int) -> Bool {
+    counts.withLockedValue { counts in
+      let count = counts[client, default: 0]
+      guard count < limit else { return false }
+      counts[client] = count + 1
+      return true
+    }
+  }
+
+  /// Counts one less for `client`.
+  func release(_ client: String) {
+    counts.withLockedValue { counts in
+      guard let count = counts[client] else { return }
+      counts[client] = count > 1 ? count - 1 : nil
+    }
+  }
+
+  /// The count of `client` now.
+  func count(_ client: String) -> Int { counts.withLockedValue { $0[client, default: 0] } }
+
+  /// Clients with a count above zero.
+  var clients: Int { counts.withLockedValue { $0.count } }
+}
