@@ -43,15 +43,20 @@ public enum LogOutput {
     return true
   }
 
-  /// A text log handler (swift-log's own line format) whose lines go through ``write(_:to:)``.
-  public static func textHandler(label: String, level: Logger.Level) -> StreamLogHandler {
-    var handler = StreamLogHandler(label: label, stream: StandardErrorStream(), metadataProvider: nil)
+  /// A text log handler (swift-log's own line format) whose lines go through ``write(_:to:)``
+  /// to `descriptor` (stderr by default).
+  public static func textHandler(
+    label: String, level: Logger.Level, descriptor: Int32 = STDERR_FILENO
+  ) -> StreamLogHandler {
+    var handler = StreamLogHandler(label: label, stream: Stream(descriptor: descriptor), metadataProvider: nil)
     handler.logLevel = level
     return handler
   }
 
-  /// stderr as a text stream for swift-log, through ``LogOutput/write(_:to:)``.
-  struct StandardErrorStream: TextOutputStream, Sendable {
-    mutating func write(_ string: String) { LogOutput.write(string) }
+  /// A descriptor as a text stream for swift-log, through ``LogOutput/write(_:to:)``.
+  struct Stream: TextOutputStream, Sendable {
+    let descriptor: Int32
+
+    mutating func write(_ string: String) { LogOutput.write(string, to: descriptor) }
   }
 }
