@@ -22,7 +22,7 @@ public enum LogOutput {
   /// Writes one whole line (its line feed included) to `descriptor` (stderr by default).
   /// - Returns: whether it was written; a line that was not is counted in ``droppedLines``.
   @discardableResult
-  public static func write(_ line: String, to descriptor: Int32 = STDERR_FILENO) -> Bool {
+  public static func write(_ line: String, to descriptor: Int32 = 2) -> Bool {
     var bytes = Array(line.utf8)
     var offset = 0
     while offset < bytes.count {
@@ -46,7 +46,7 @@ public enum LogOutput {
   /// A text log handler (swift-log's own line format) whose lines go through ``write(_:to:)``
   /// to `descriptor` (stderr by default).
   public static func textHandler(
-    label: String, level: Logger.Level, descriptor: Int32 = STDERR_FILENO
+    label: String, level: Logger.Level, descriptor: Int32 = 2
   ) -> StreamLogHandler {
     var handler = StreamLogHandler(label: label, stream: Stream(descriptor: descriptor), metadataProvider: nil)
     handler.logLevel = level

@@ -81,7 +81,8 @@ import Testing
       var device = "/dev/null"
       if runningAsRoot {
         let own = root.appendingPathComponent("null").path
-        if mknod(own, S_IFCHR | 0o666, makedev(1, 3)) == 0 { device = own }
+        var null = stat()
+        if stat("/dev/null", &null) == 0, mknod(own, S_IFCHR | 0o666, null.st_rdev) == 0 { device = own }
       }
       var before = stat()
       try #require(stat(device, &before) == 0 && before.st_mode & S_IFMT == S_IFCHR)
