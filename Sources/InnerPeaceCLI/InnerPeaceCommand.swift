@@ -19,6 +19,7 @@ struct InnerPeaceCommand: AsyncParsableCommand {
   static func main() async {
     MemoryPolicy.apply()
     StandardStreams.ignoreBrokenPipes()
+    StandardStreams.reserveClosedStreams()
     do {
       if let argument = firstArgumentNotUTF8() {
         throw CommandLineError.usage("\(argument) is not valid UTF-8")

@@ -30,6 +30,20 @@ enum StandardStreams {
   /// Makes a write to a pipe whose reader is gone fail with `EPIPE` instead of killing the process.
   static func ignoreBrokenPipes() { signal(SIGPIPE, SIG_IGN) }
 
+  /// Holds the place of a standard stream the process was started without (`2>&-`): `/dev/null`
+  /// opened read-only, so that writes to it still fail (`EBADF`) as on a closed stream, while no
+  /// file the command opens (a card, a journal, a worker's socket) can take descriptor 1 or 2
+  /// and receive what was meant for stdout or stderr.
+  static func reserveClosedStreams() {
+    for descriptor in [STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO] where fcntl(descriptor, F_GETFD) < 0 {
+      let placeholder = open("/dev/null", O_RDONLY)
+      if placeholder >= 0 && placeholder != descriptor {
+        dup2(placeholder, descriptor)
+        close(placeholder)
+      }
+    }
+  }
+
   /// Writes every byte to stdout.
   static func writeOutput(_ bytes: [UInt8]) throws(Failure) {
     do throws(AtomicFile.Failure) {

@@ -80,7 +80,7 @@ import Testing
     let process = Process()
     process.executableURL = binary
     process.arguments = ["serve", "--port", String(port), "--in-process", "--concurrency", "1"]
-    process.standardError = try #require(FileHandle(forWritingAtPath: "/dev/full"))
+    process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: "/dev/full"))
     process.standardOutput = FileHandle.nullDevice
     process.standardInput = FileHandle.nullDevice
     try process.run()

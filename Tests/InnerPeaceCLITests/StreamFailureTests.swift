@@ -34,7 +34,9 @@ import Testing
 
   /// Runs `innerpeace` with stdout and stderr as asked. A closed stream needs a shell (`Process`
   /// always gives the child its three streams): `sh -c 'exec "$0" "$@" >&-'`.
-  static func run(_ arguments: [String], stdout: Stream, stderr: Stream) throws -> Outcome {
+  static func run(
+    _ arguments: [String], stdout: Stream, stderr: Stream, environment: [String: String] = [:]
+  ) throws -> Outcome {
     let binary = try #require(innerpeaceBinary, "\(CLI.Missing().description)")
     let capture = FileManager.default.temporaryDirectory.appendingPathComponent("innerpeace-streams-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: capture, withIntermediateDirectories: true)
@@ -47,7 +49,7 @@ import Testing
         _ = FileManager.default.createFile(atPath: url.path, contents: nil)
         return try FileHandle(forWritingTo: url)
       case .full:
-        return try #require(FileHandle(forWritingAtPath: "/dev/full"))
+        return try FileHandle(forWritingTo: URL(fileURLWithPath: "/dev/full"))
       case .closed:
         redirections += " \(descriptor)>&-"
         return nil
@@ -71,6 +73,9 @@ import Testing
     process.standardOutput = out ?? FileHandle.nullDevice
     process.standardError = err ?? FileHandle.nullDevice
     process.standardInput = FileHandle.nullDevice
+    var variables = ProcessInfo.processInfo.environment
+    for (name, value) in environment { variables[name] = value }
+    process.environment = variables
     try process.run()
     for handle in [out, err].compactMap({ $0 }) { try? handle.close() }
     process.waitUntilExit()
@@ -94,7 +99,9 @@ import Testing
       (["render", "--help"], .brokenPipe),
     ] as [([String], Stream)])
   func stdoutThatCannotBeWritten(arguments: [String], stream: Stream) throws {
-    let outcome = try Self.run(arguments, stdout: stream, stderr: .captured)
+    let outcome = try Self.run(
+      arguments, stdout: stream, stderr: .captured,
+      environment: ["INNERPEACE_SIGNING_KEY": "a signing key of at least thirty-two bytes"])
     #expect(!outcome.killedBySignal, "\(arguments) \(stream): killed by signal \(outcome.status)")
     #expect(outcome.status == 74, "\(arguments) \(stream): status \(outcome.status), stderr \(outcome.stderr)")
     let lines = outcome.stderr.split(separator: "\n")
