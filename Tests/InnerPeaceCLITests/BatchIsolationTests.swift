@@ -50,7 +50,8 @@ import Testing
         environment: ["INNERPEACE_FAULT_TRAP_TEXT": Self.trapText, "INNERPEACE_FAULT_ABORT_TEXT": Self.abortText])
       #expect(result.status == 1, "exit status \(result.status) (1: some cards failed): \(result.stderr)")
       #expect(Reader.summaries(result.stderr) == [.init(rendered: 4, skipped: 0, failed: 2)], "\(result.stderr)")
-      #expect(Reader.images(folder) == ["0000-320x200.png", "0002-320x200.png", "0003-320x200.png", "0005-320x200.png"])
+      #expect(
+        Reader.images(folder) == ["0000-320x200.png", "0002-320x200.png", "0003-320x200.png", "0005-320x200.png"])
       let manifest = try Reader.json(folder.appendingPathComponent("manifest.json"))
       let failures = try #require(manifest["failures"] as? [[String: Any]], "\(manifest)")
       #expect(failures.compactMap { $0["file"] as? String }.sorted() == ["0001-320x200.png", "0004-320x200.png"])

@@ -38,7 +38,8 @@ import Testing
     _ arguments: [String], stdout: Stream, stderr: Stream, environment: [String: String] = [:]
   ) throws -> Outcome {
     let binary = try #require(innerpeaceBinary, "\(CLI.Missing().description)")
-    let capture = FileManager.default.temporaryDirectory.appendingPathComponent("innerpeace-streams-\(UUID().uuidString)")
+    let capture = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "innerpeace-streams-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: capture, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: capture) }
     var redirections = ""

@@ -19,7 +19,8 @@ import Testing
     try #require(full >= 0)
     defer { close(full) }
     let metrics = ServerMetrics()
-    let before = metricValue(String(decoding: metrics.exposition(), as: UTF8.self), "innerpeace_log_lines_dropped_total")
+    let before = metricValue(
+      String(decoding: metrics.exposition(), as: UTF8.self), "innerpeace_log_lines_dropped_total")
     let dropped = LogOutput.droppedLines
 
     // Both handlers of the service: the text one and the JSON one.
@@ -33,7 +34,8 @@ import Testing
 
     let after = metricValue(String(decoding: metrics.exposition(), as: UTF8.self), "innerpeace_log_lines_dropped_total")
     #expect(after != nil, "no innerpeace_log_lines_dropped_total metric")
-    #expect((after ?? 0) - (before ?? 0) >= 2, "before \(String(describing: before)), after \(String(describing: after))")
+    #expect(
+      (after ?? 0) - (before ?? 0) >= 2, "before \(String(describing: before)), after \(String(describing: after))")
   }
 
   /// A line that fits is written whole and not counted.
