@@ -31,13 +31,26 @@ public final class IsolatedRenderer: Sendable {
   }
 
   /// Renders one card in a worker process; blocks the calling thread.
+  ///
+  /// The pool gives up on a render that waited for a worker longer than its start-up timeout
+  /// (30 s), which the service answers with a 503. A batch has no client to answer: with many
+  /// jobs behind a small pixel budget a card may wait longer for its turn, so it waits again as
+  /// long as workers are running (others are rendering), and fails only when none is running
+  /// (they cannot start).
   public func render(_ request: CardRequest) -> Result<RenderedCard, InnerPeaceError> {
-    switch pool.render(request) {
-    case .card(let card): .success(card)
-    case .failed(let error): .failure(error)
-    case .unavailable: .failure(.renderFailed(reason: "no render worker could be started"))
+    for _ in 0..<Self.maximumWaits {
+      switch pool.render(request) {
+      case .card(let card): return .success(card)
+      case .failed(let error): return .failure(error)
+      case .unavailable:
+        if pool.runningCount == 0 { return .failure(.renderFailed(reason: "no render worker could be started")) }
+      }
     }
+    return .failure(.renderFailed(reason: "no render worker became free"))
   }
+
+  /// How many times a render waits its turn (each up to the pool's start-up timeout).
+  static let maximumWaits = 1_000
 
   /// Stops the workers once the renders in flight are back; returns when all are reaped.
   public func shutdown() { pool.shutdownAndWait() }
