@@ -2,6 +2,7 @@ import ArgumentParser
 import Crypto
 import Foundation
 import InnerPeace
+import InnerPeaceServer
 
 #if canImport(Glibc)
   import Glibc
@@ -26,6 +27,11 @@ struct BatchCommand: ParsableCommand {
       indexed Jobs, Slurm arrays, GNU parallel) split a run exactly; each shard writes \
       manifest-I-of-N.json and index-I-of-N.html.
 
+      Cards render in --jobs worker processes, as `serve` renders them: a card whose render \
+      crashes or exceeds --render-timeout is one failed card, its worker is replaced and the rest \
+      go on. The cards rendering at once total at most --render-megapixels (a larger card renders \
+      alone), so memory stays bounded whatever --jobs and the size.
+
       Without --seed the pictures come from seed 0, so the same command makes the same batch. \
       Exit status 0 when every card was written, 1 when some failed (they are listed in the \
       manifest).
@@ -47,8 +53,25 @@ struct BatchCommand: ParsableCommand {
   @Option(help: "Only the first N quotes. (default: the whole catalog)")
   var count: Int?
 
-  @Option(help: ArgumentHelp("Cards rendered at once, 1 to 256. (default: one per core)", valueName: "n"))
+  @Option(
+    help: ArgumentHelp(
+      "Render worker processes, 1 to \(BatchCommand.maximumJobs). (default: one per core)", valueName: "n"))
   var jobs: Int?
+
+  /// The most `--jobs`: more processes than this only add memory (the pixel budget and the cores
+  /// bound what renders at once anyway).
+  static let maximumJobs = 64
+
+  @Option(
+    name: .customLong("render-megapixels"),
+    help: ArgumentHelp(
+      "Megapixels of cards rendered at once; a card that would pass it waits its turn.", valueName: "n"))
+  var renderMegapixels = ServerConfiguration().renderMegapixels
+
+  @Option(
+    name: .customLong("render-timeout"),
+    help: ArgumentHelp("Seconds one card may take before its worker is killed.", valueName: "seconds"))
+  var renderTimeout = ServerConfiguration().renderTimeoutSeconds
 
   @Option(help: ArgumentHelp("Render only shard I of N (1 <= I <= N).", valueName: "I/N"), transform: Parse.shard)
   var shard: Shard = .all
@@ -66,7 +89,15 @@ struct BatchCommand: ParsableCommand {
   var quiet = false
 
   func validate() throws {
-    if let jobs, !(1...256).contains(jobs) { throw ValidationError("--jobs \(jobs) must be from 1 to 256") }
+    if let jobs, !(1...Self.maximumJobs).contains(jobs) {
+      throw ValidationError("--jobs \(jobs) must be from 1 to \(Self.maximumJobs)")
+    }
+    if !(1...1_000).contains(renderMegapixels) {
+      throw ValidationError("--render-megapixels \(renderMegapixels) must be from 1 to 1000")
+    }
+    if !(1...3_600).contains(renderTimeout) {
+      throw ValidationError("--render-timeout \(renderTimeout) must be from 1 to 3600 seconds")
+    }
   }
 
   /// A fingerprint of what a catalog puts on cards: every quote and author, and each picture's
@@ -93,6 +124,7 @@ struct BatchCommand: ParsableCommand {
       catalog: catalog, presets: chosenPresets, quoteCount: count, format: chosenFormat, seed: runSeed, shard: shard,
       showsAuthor: !card.noAuthor, alignment: card.align)
     let folder = try BatchFolder(path: outDir, shard: shard)
+    try folder.refuseLinks()
     let parameters = BatchRunParameters(
       seed: runSeed, format: chosenFormat.rawValue, presets: chosenPresets.map(\.description),
       alignment: card.align.rawValue, showsAuthor: !card.noAuthor, catalog: Self.fingerprint(catalog),
@@ -111,11 +143,27 @@ struct BatchCommand: ParsableCommand {
       // A full disk: every card will fail too, and the summary will say so.
       warn("innerpeace: error: \(error)")
     }
-    let renderer = try CardRenderer(catalog: catalog)
+    // This renderer only answers which glyphs a kept card lacks; the workers render.
+    let renderer = try CardRenderer(catalog: catalog, backgroundCacheBytes: 0)
+    let recorded = resume ? try folder.recordedChecksums() : [:]
+    let workers = min(jobs ?? min(Self.maximumJobs, ProcessInfo.processInfo.activeProcessorCount), plan.items.count)
+    let defaults = ServerConfiguration()
+    let isolated = IsolatedRenderer(
+      workers: max(1, workers),
+      launch: RenderWorkerCommand.launch(
+        catalog: self.catalog.catalog, backgroundCacheMegabytes: ServeCommand.defaultBackgroundCacheMegabytes),
+      renderTimeout: .seconds(renderTimeout), restingLimitBytes: defaults.workerMemoryMegabytes << 20,
+      pixelBudget: renderMegapixels * 1_000_000)
+    defer { isolated.shutdown() }
+    do throws(IsolatedRenderer.StartFailure) {
+      try isolated.waitUntilReady()
+    } catch {
+      throw CommandLineError(description: error.description, exitCode: ExitStatus.software)
+    }
     let progress = BatchProgress(total: plan.items.count, quiet: quiet)
     let runner = BatchRunner(
-      plan: plan, renderer: renderer, folder: folder, resume: resume,
-      jobs: jobs ?? min(256, ProcessInfo.processInfo.activeProcessorCount), progress: progress)
+      plan: plan, renderer: renderer, isolated: isolated, folder: folder, recorded: recorded, resume: resume,
+      jobs: max(1, workers), progress: progress)
     let outcome = runner.run()
     progress.finish(outcome)
     for failure in outcome.failures.prefix(10) { warn("innerpeace: error: \(failure.file): \(failure.reason)") }

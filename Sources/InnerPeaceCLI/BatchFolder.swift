@@ -44,6 +44,48 @@ struct BatchFolder: Sendable {
     shard == .all ? ".innerpeace-journal" : ".innerpeace-journal-\(shard.index)-of-\(shard.count)"
   }
 
+  /// Refuses a folder where one of this shard's own files (its journal, its record of options, its
+  /// manifest or gallery) is a symbolic link: the batch never writes through a link planted in
+  /// its folder, and never replaces one either.
+  func refuseLinks() throws {
+    for name in [journalName, parametersName, manifestName, galleryName] where isLink(name) {
+      throw Self.linkError(url.appendingPathComponent(name).path)
+    }
+  }
+
+  private func isLink(_ name: String) -> Bool {
+    var info = stat()
+    return lstat(url.appendingPathComponent(name).path, &info) == 0 && info.st_mode & S_IFMT == S_IFLNK
+  }
+
+  private static func linkError(_ path: String) -> CommandLineError {
+    CommandLineError.cannotWrite(
+      "'\(path)' is a symbolic link: batch does not follow links in its folder (remove it or use another folder)")
+  }
+
+  /// A file of the folder, read without following a symbolic link: `nil` if there is none (or it
+  /// cannot be read); a link throws.
+  private func contents(of name: String) throws -> Data? {
+    let path = url.appendingPathComponent(name).path
+    let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+    guard descriptor >= 0 else {
+      if errno == ELOOP { throw Self.linkError(path) }
+      return nil
+    }
+    defer { close(descriptor) }
+    var info = stat()
+    guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+    var data = Data()
+    var buffer = [UInt8](repeating: 0, count: 1 << 16)
+    while true {
+      let count = read(descriptor, &buffer, buffer.count)
+      if count < 0 && errno == EINTR { continue }
+      guard count >= 0 else { return nil }
+      if count == 0 { return data }
+      data.append(contentsOf: buffer[..<count])
+    }
+  }
+
   /// With `resume`, refuses a folder where any run (this shard's or another's) had parameters
   /// that change a card's bytes (seed, format, presets, catalog): its files would not be the
   /// ones this run would make. Shard and count only choose which cards, so they may differ.
@@ -51,7 +93,7 @@ struct BatchFolder: Sendable {
     guard resume else { return }
     let names = (try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []
     for name in names.sorted() where name.hasPrefix(".innerpeace-batch") && !name.contains(".tmp-") {
-      guard let data = FileManager.default.contents(atPath: url.appendingPathComponent(name).path) else { continue }
+      guard let data = try contents(of: name) else { continue }
       guard let earlier = BatchRunParameters(json: data) else {
         throw CommandLineError.usage(
           "--resume: '\(url.path)' holds a record of options (\(name)) that this version cannot read; "
@@ -98,20 +140,20 @@ struct BatchFolder: Sendable {
   /// it (`recorded`, from ``recordedChecksums()``): a file damaged anywhere, or never recorded,
   /// gives `nil` and is made again.
   func verifiedChecksum(of item: BatchItem, recorded: [String: String]) -> String? {
-    guard let expected = recorded[item.fileName],
-      let data = FileManager.default.contents(atPath: url.appendingPathComponent(item.fileName).path)
-    else { return nil }
+    // A link planted under a card's name is not read; the card is made again (its rename
+    // replaces the link, never what it points to).
+    guard let expected = recorded[item.fileName], let data = try? contents(of: item.fileName) else { return nil }
     let checksum = SHA256.hash(data: data).hex
     return checksum == expected ? checksum : nil
   }
 
   /// The checksums that earlier runs recorded, by file name: every manifest's, then every
   /// journal's (newer: written as each card was), the last record of a file winning.
-  func recordedChecksums() -> [String: String] {
+  func recordedChecksums() throws -> [String: String] {
     var checksums: [String: String] = [:]
     let names = ((try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []).sorted()
     for name in names where name.hasPrefix("manifest") && name.hasSuffix(".json") {
-      guard let data = FileManager.default.contents(atPath: url.appendingPathComponent(name).path),
+      guard let data = try contents(of: name),
         let manifest = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
         let images = manifest["images"] as? [[String: Any]]
       else { continue }
@@ -120,7 +162,7 @@ struct BatchFolder: Sendable {
       }
     }
     for name in names where name.hasPrefix(".innerpeace-journal") && !name.contains(".tmp-") {
-      guard let data = FileManager.default.contents(atPath: url.appendingPathComponent(name).path) else { continue }
+      guard let data = try contents(of: name) else { continue }
       // "checksum file" lines; a line cut short by an interruption has no file name and is skipped.
       for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
         let parts = line.split(separator: " ", maxSplits: 1)
@@ -135,7 +177,7 @@ struct BatchFolder: Sendable {
   /// final name has a record a later `--resume` can check it against.
   func journal(checksum: String, file: String) throws(BatchWriteError) {
     let descriptor = open(
-      url.appendingPathComponent(journalName).path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, fileMode)
+      url.appendingPathComponent(journalName).path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, fileMode)
     guard descriptor >= 0 else { throw BatchWriteError(file: journalName, reason: String(cString: strerror(errno))) }
     defer { close(descriptor) }
     do throws(AtomicFile.Failure) {
@@ -149,8 +191,13 @@ struct BatchFolder: Sendable {
   /// Starts this shard's journal afresh (a new run: the plan's old files are gone).
   func removeJournal() { unlink(url.appendingPathComponent(journalName).path) }
 
-  /// Writes a file of the batch atomically (``AtomicFile``).
+  /// Writes a file of the batch atomically (``AtomicFile``: its temporary file is created
+  /// exclusively, so never through a link). A symbolic link under a record's name is refused,
+  /// not replaced; one under a card's name is replaced by the card.
   func write(_ bytes: [UInt8], named name: String) throws(BatchWriteError) {
+    if [journalName, parametersName, manifestName, galleryName].contains(name) && isLink(name) {
+      throw BatchWriteError(file: name, reason: "it is a symbolic link, which batch does not follow")
+    }
     do throws(AtomicFile.Failure) {
       try AtomicFile.write(bytes, to: url.appendingPathComponent(name).path, mode: fileMode)
     } catch {

@@ -5,23 +5,35 @@ import Synchronization
   import Glibc
 #endif
 
-/// Progress on stderr: a bar with count, rate and ETA on a terminal, plain lines every few
-/// seconds otherwise, nothing with --quiet; and the summary line at the end.
+/// Progress on stderr: a bar with count, rate and ETA on a terminal (shorter on a narrow one),
+/// plain lines every few seconds otherwise and on a terminal that cannot redraw a line
+/// (`TERM=dumb`), nothing with --quiet; and the summary line at the end.
 final class BatchProgress: Sendable {
   let total: Int
   let quiet: Bool
-  let isTerminal: Bool
+  /// Whether progress is a bar redrawn in place (on a terminal that is not `TERM=dumb`).
+  let drawsBar: Bool
+  /// The terminal's width in columns: `COLUMNS` if set, else the terminal's own, else 80.
+  let columns: Int
   private let started = ContinuousClock.now
   private let counts = Mutex((done: 0, rendered: 0, skipped: 0, failed: 0))
 
-  init(total: Int, quiet: Bool) {
+  init(total: Int, quiet: Bool, environment: [String: String] = ProcessInfo.processInfo.environment) {
     self.total = total
     self.quiet = quiet
-    isTerminal = isatty(STDERR_FILENO) != 0
+    drawsBar = isatty(STDERR_FILENO) != 0 && environment["TERM"] != "dumb"
+    var size = winsize()
+    if let value = environment["COLUMNS"].flatMap({ Int($0) }), value > 0 {
+      columns = value
+    } else if ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0 {
+      columns = Int(size.ws_col)
+    } else {
+      columns = 80
+    }
   }
 
   /// How often the runner calls ``report()``.
-  var interval: DispatchTimeInterval { isTerminal ? .milliseconds(200) : .seconds(5) }
+  var interval: DispatchTimeInterval { drawsBar ? .milliseconds(200) : .seconds(5) }
 
   func advance(skipped: Bool = false, failed: Bool = false) {
     counts.withLock { counts in
@@ -37,14 +49,8 @@ final class BatchProgress: Sendable {
     let rate = elapsed > 0 ? Double(snapshot.rendered) / elapsed : 0
     let remaining = total - snapshot.done
     let eta = rate > 0 ? BatchProgress.clock(Double(remaining) / rate) : "--:--"
-    if isTerminal {
-      let width = 24
-      let filled = total > 0 ? width * snapshot.done / total : width
-      let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
-      let line = String(
-        format: "\r  %d/%d %@ %3d%%  %.1f cards/s  ETA %@  ", snapshot.done, total, bar,
-        total > 0 ? 100 * snapshot.done / total : 100, rate, eta)
-      FileHandle.standardError.write(Data(line.utf8))
+    if drawsBar {
+      StandardStreams.writeError("\r" + barLine(done: snapshot.done, rate: rate, eta: eta))
     } else {
       warn(
         String(
@@ -53,9 +59,26 @@ final class BatchProgress: Sendable {
     }
   }
 
+  /// The bar's line, in the longest form that fits the terminal without wrapping (a wrapped line
+  /// cannot be redrawn in place): the bar with count, percentage, rate and ETA; then count,
+  /// percentage and ETA; then the percentage alone, cut to the width.
+  func barLine(done: Int, rate: Double, eta: String) -> String {
+    let percent = total > 0 ? 100 * done / total : 100
+    let width = 24
+    let filled = total > 0 ? width * done / total : width
+    let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
+    let forms = [
+      String(format: "  %d/%d %@ %3d%%  %.1f cards/s  ETA %@  ", done, total, bar, percent, rate, eta),
+      String(format: " %d/%d %3d%% ETA %@ ", done, total, percent, eta),
+      String(format: "%3d%%", percent),
+    ]
+    let fitting = max(1, columns - 1)
+    return forms.first { $0.count <= fitting } ?? String(forms[forms.count - 1].suffix(fitting))
+  }
+
   /// The summary line (always printed, even with --quiet).
   func finish(_ outcome: BatchOutcome) {
-    if isTerminal && !quiet { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    if drawsBar && !quiet { StandardStreams.writeError("\r\u{1B}[K") }
     let rate = outcome.elapsed > 0 ? Double(outcome.rendered) / outcome.elapsed : 0
     warn(
       String(

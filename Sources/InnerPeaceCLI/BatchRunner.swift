@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import InnerPeace
+import InnerPeaceServer
 import Synchronization
 
 #if canImport(Glibc)
@@ -33,11 +34,14 @@ struct BatchOutcome: Sendable {
   var elapsed: Double = 0
 }
 
-/// Renders a plan's items on `jobs` threads. Each thread takes the next item, renders it and
+/// Renders a plan's items on `jobs` threads. Each thread takes the next item, has a render worker
+/// process render it (``IsolatedRenderer``: a card that crashes its worker is one failure) and
 /// writes it atomically; nothing holds more than one card per thread, so memory stays bounded.
 final class BatchRunner: Sendable {
   let plan: BatchPlan
+  /// The catalog, and which glyphs a kept card lacks (it renders nothing).
   let renderer: CardRenderer
+  let isolated: IsolatedRenderer
   let folder: BatchFolder
   let resume: Bool
   let jobs: Int
@@ -47,14 +51,18 @@ final class BatchRunner: Sendable {
   /// With `resume`, the checksums earlier runs recorded, which a kept file must match.
   private let recorded: [String: String]
 
-  init(plan: BatchPlan, renderer: CardRenderer, folder: BatchFolder, resume: Bool, jobs: Int, progress: BatchProgress) {
+  init(
+    plan: BatchPlan, renderer: CardRenderer, isolated: IsolatedRenderer, folder: BatchFolder,
+    recorded: [String: String], resume: Bool, jobs: Int, progress: BatchProgress
+  ) {
     self.plan = plan
     self.renderer = renderer
+    self.isolated = isolated
     self.folder = folder
+    self.recorded = recorded
     self.resume = resume
     self.jobs = jobs
     self.progress = progress
-    recorded = resume ? folder.recordedChecksums() : [:]
   }
 
   func run() -> BatchOutcome {
@@ -66,12 +74,11 @@ final class BatchRunner: Sendable {
         work()
         done.signal()
       }
-      thread.stackSize = 8 << 20
       thread.start()
     }
     // On a terminal the bar shows at once, not only after the first interval (a short batch
     // would end before it).
-    if progress.isTerminal { progress.report() }
+    if progress.drawsBar { progress.report() }
     var finished = 0
     while finished < workers {
       if done.wait(timeout: .now() + progress.interval) == .success {
@@ -105,10 +112,11 @@ final class BatchRunner: Sendable {
         continue
       }
       do {
-        let card = try renderer.render(
+        let card = try isolated.render(
           CardRequest(
             preset: item.preset, quote: .index(item.quoteIndex), picture: .named(item.picture), seed: 0,
-            format: item.format, showsAuthor: plan.showsAuthor, alignment: plan.alignment))
+            format: item.format, showsAuthor: plan.showsAuthor, alignment: plan.alignment)
+        ).get()
         let checksum = SHA256.hash(data: card.bytes).hex
         try folder.journal(checksum: checksum, file: item.fileName)
         try folder.write(card.bytes, named: item.fileName)

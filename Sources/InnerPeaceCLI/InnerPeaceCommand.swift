@@ -18,6 +18,8 @@ struct InnerPeaceCommand: AsyncParsableCommand {
   /// Parses and runs a command; every failure is one line on stderr and a non-zero exit status.
   static func main() async {
     MemoryPolicy.apply()
+    StandardStreams.ignoreBrokenPipes()
+    StandardStreams.reserveClosedStreams()
     do {
       if let argument = firstArgumentNotUTF8() {
         throw CommandLineError.usage("\(argument) is not valid UTF-8")
@@ -43,9 +45,13 @@ struct InnerPeaceCommand: AsyncParsableCommand {
       } catch let error as CommandLineError where !sources.isEmpty {
         throw ServeEnvironment.attributed(error, sources: sources)
       }
+      // The work is done (a card written stays intact), but some of what it said was lost.
+      if StandardStreams.errorStreamFailed { Foundation.exit(ExitStatus.ioError) }
     } catch let code as ExitCode {
       // A command that already said what went wrong (batch: the failures and the summary).
-      Foundation.exit(code.rawValue)
+      Foundation.exit(code == .success && StandardStreams.errorStreamFailed ? ExitStatus.ioError : code.rawValue)
+    } catch let error as StandardStreams.Failure {
+      fail(error.description, code: ExitStatus.ioError)
     } catch let error as BatchWriteError {
       fail(error.description, code: ExitStatus.cannotCreate)
     } catch let error as CommandLineError {
@@ -53,8 +59,16 @@ struct InnerPeaceCommand: AsyncParsableCommand {
     } catch let error as InnerPeaceError {
       fail(wording(for: error), code: ExitStatus.code(for: error))
     } catch {
-      // --help and --version arrive here as "errors" that exit 0: let ArgumentParser print them.
-      if exitCode(for: error) == .success { exit(withError: error) }
+      // --help and --version arrive here as "errors" that exit 0: their text goes to stdout.
+      if exitCode(for: error) == .success {
+        do throws(StandardStreams.Failure) {
+          let text = fullMessage(for: error)
+          if !text.isEmpty { try StandardStreams.writeOutput(text + "\n") }
+        } catch {
+          fail(error.description, code: ExitStatus.ioError)
+        }
+        Foundation.exit(0)
+      }
       fail(
         message(for: error).split(separator: "\n").first.map(String.init) ?? "invalid arguments", code: ExitStatus.usage
       )
@@ -96,7 +110,7 @@ struct InnerPeaceCommand: AsyncParsableCommand {
   }
 
   private static func fail(_ message: String, code: Int32) -> Never {
-    FileHandle.standardError.write(Data("innerpeace: error: \(message)\n".utf8))
+    StandardStreams.writeError("innerpeace: error: \(message)\n")
     Foundation.exit(code)
   }
 }
@@ -128,6 +142,8 @@ enum ExitStatus {
   static let software: Int32 = 70
   /// The output cannot be written.
   static let cannotCreate: Int32 = 73
+  /// Writing to stdout or stderr failed (a full disk, a closed stream, a reader gone).
+  static let ioError: Int32 = 74
 
   /// The one place renderer errors become exit statuses.
   static func code(for error: InnerPeaceError) -> Int32 {

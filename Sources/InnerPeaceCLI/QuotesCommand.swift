@@ -51,20 +51,22 @@ struct QuotesCommand: ParsableCommand {
       }
       let data = try JSONSerialization.data(
         withJSONObject: objects, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
-      FileHandle.standardOutput.write(data + Data("\n".utf8))
+      try StandardStreams.writeOutput([UInt8](data) + [0x0A])
       return
     }
+    var output = ""
     if isatty(STDOUT_FILENO) != 0 {
-      printTable(matches)
+      output = table(matches)
     } else {
       for (index, quote) in matches {
-        print("\(index)\t\(quote.author)\t\(quote.text.replacingOccurrences(of: "\n", with: " / "))")
+        output += "\(index)\t\(quote.author)\t\(quote.text.replacingOccurrences(of: "\n", with: " / "))\n"
       }
     }
+    try StandardStreams.writeOutput(output)
   }
 
   /// Index, author and text in columns, the text cut to the terminal's width.
-  private func printTable(_ rows: [(offset: Int, element: Quote)]) {
+  private func table(_ rows: [(offset: Int, element: Quote)]) -> String {
     var size = winsize()
     let width = ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 40 ? Int(size.ws_col) : 100
     let authorWidth = min(24, rows.map { $0.element.author.count }.max() ?? 6)
@@ -73,14 +75,15 @@ struct QuotesCommand: ParsableCommand {
     func pad(_ text: String, _ count: Int) -> String {
       text.count >= count ? String(text.prefix(count)) : text + String(repeating: " ", count: count - text.count)
     }
-    print(pad("#", indexWidth) + "  " + pad("author", authorWidth) + "  text")
+    var output = pad("#", indexWidth) + "  " + pad("author", authorWidth) + "  text\n"
     for (index, quote) in rows {
       var text = quote.text.replacingOccurrences(of: "\n", with: " / ")
       if text.count > textWidth { text = String(text.prefix(textWidth - 1)) + "…" }
       let number = String(index)
-      print(
+      output +=
         String(repeating: " ", count: indexWidth - number.count) + number + "  " + pad(quote.author, authorWidth) + "  "
-          + text)
+        + text + "\n"
     }
+    return output
   }
 }

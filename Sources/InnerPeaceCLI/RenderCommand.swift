@@ -137,7 +137,3 @@ struct RenderCommand: ParsableCommand {
       transparent: transparent, typographicPunctuation: !straightQuotes)
   }
 }
-
-func warn(_ line: String) {
-  FileHandle.standardError.write(Data((line + "\n").utf8))
-}

@@ -19,6 +19,20 @@ struct RenderWorkerCommand: ParsableCommand {
     help: ArgumentHelp("Memory for decoded, scaled photos, in MiB.", valueName: "MiB"))
   var backgroundCacheMegabytes = ServeCommand.defaultBackgroundCacheMegabytes
 
+  /// This very binary (`/proc/self/exe`, even if the file has been replaced since) as a render
+  /// worker: how `serve` and `batch` start theirs.
+  static func launch(catalog: String?, backgroundCacheMegabytes: Int) -> WorkerLaunch {
+    #if os(Linux)
+      let executable = "/proc/self/exe"
+    #else
+      let executable = Bundle.main.executablePath ?? CommandLine.arguments[0]
+    #endif
+    var arguments = [CommandLine.arguments[0], "render-worker"]
+    if let catalog { arguments += ["--catalog", catalog] }
+    arguments += ["--background-cache-mb", String(backgroundCacheMegabytes)]
+    return WorkerLaunch(executable: executable, arguments: arguments)
+  }
+
   func run() throws {
     let catalog = try catalog.load()
     let renderer = try CardRenderer(catalog: catalog, backgroundCacheBytes: max(0, backgroundCacheMegabytes) << 20)

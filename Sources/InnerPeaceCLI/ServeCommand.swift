@@ -191,7 +191,9 @@ struct ServeCommand: AsyncParsableCommand {
     do {
       app = try buildApplication(configuration: configuration) { port in
         listening.flag.store(true, ordering: .relaxed)
-        warn("innerpeace: listening on http://\(host):\(port)")
+        // Through the log's writer: an unwritable stderr drops (and counts) the line, and the
+        // server still starts.
+        LogOutput.write("innerpeace: listening on http://\(host):\(port)\n")
       }
     } catch let error as ServerConfigurationError {
       throw CommandLineError(description: error.description, exitCode: ExitStatus.software)
@@ -206,7 +208,7 @@ struct ServeCommand: AsyncParsableCommand {
         description: "cannot listen on --host \(host) --port \(configuration.port): \(error)",
         exitCode: ExitStatus.software)
     }
-    warn("innerpeace: stopped")
+    LogOutput.write("innerpeace: stopped\n")
   }
 
   /// Whether the server got as far as listening (a failure before that is the address's).
@@ -254,17 +256,10 @@ struct ServeCommand: AsyncParsableCommand {
     return configuration
   }
 
-  /// This very binary (`/proc/self/exe`, even if the file has been replaced since) as a worker.
+  /// This very binary as a worker (``RenderWorkerCommand/launch(catalog:backgroundCacheMegabytes:)``).
   private func workerLaunch(_ configuration: ServerConfiguration) -> WorkerLaunch {
-    #if os(Linux)
-      let executable = "/proc/self/exe"
-    #else
-      let executable = Bundle.main.executablePath ?? CommandLine.arguments[0]
-    #endif
-    var arguments = [CommandLine.arguments[0], "render-worker"]
-    if let catalog = catalog.catalog { arguments += ["--catalog", catalog] }
-    arguments += ["--background-cache-mb", String(configuration.backgroundCacheMegabytes)]
-    return WorkerLaunch(executable: executable, arguments: arguments)
+    RenderWorkerCommand.launch(
+      catalog: catalog.catalog, backgroundCacheMegabytes: configuration.backgroundCacheMegabytes)
   }
 }
 

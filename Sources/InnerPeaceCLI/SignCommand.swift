@@ -66,7 +66,7 @@ struct SignCommand: ParsableCommand {
     guard let signed = signer.sign(pathAndQuery) else {
       throw CommandLineError.usage("'\(url)': the query is not valid percent-encoded UTF-8")
     }
-    print(origin + signed)
+    try StandardStreams.writeOutput(origin + signed + "\n")
   }
 
   /// Splits `https://host[:port]/path?query` into its origin and the rest; a path starting with

@@ -37,18 +37,15 @@ public func buildApplication(
   return buildApplication(service: service, logger: logger, onServerRunning: onServerRunning)
 }
 
-/// The service's logger, in the configured format and level (no process-wide logging state).
+/// The service's logger, in the configured format and level (no process-wide logging state). Its
+/// lines go to stderr through ``LogOutput``: a line that cannot be written is dropped and counted.
 public func makeLogger(_ configuration: ServerConfiguration) -> Logger {
   let level = configuration.logLevel
   switch configuration.logFormat {
   case .json:
     return Logger(label: "innerpeace") { label in JSONLogHandler(label: label, level: level) }
   case .text:
-    return Logger(label: "innerpeace") { label in
-      var handler = StreamLogHandler.standardError(label: label)
-      handler.logLevel = level
-      return handler
-    }
+    return Logger(label: "innerpeace") { label in LogOutput.textHandler(label: label, level: level) }
   }
 }
 

@@ -128,9 +128,12 @@ struct CardRoutes<Renderer: CardRendering> {
 
   private func pictureParameter(_ query: QueryParameters) throws -> String? {
     guard let name = query["picture"] else { return nil }
-    // A picture is chosen by its catalog name only; nothing in a request becomes a path.
-    guard service.catalog.pictures.contains(name) else { throw ServiceError.from(.pictureUnknown(name: name)) }
-    return name
+    // A picture is chosen by its catalog name only (in any Unicode normalization form, answered
+    // in the catalog's spelling); nothing in a request becomes a path.
+    guard let listed = try? service.catalog.pictureName(matching: name) else {
+      throw ServiceError.from(.pictureUnknown(name: name))
+    }
+    return listed
   }
 
   private func catalogKey(quote: Int, picture: String, options: CardOptions) -> String {

@@ -29,10 +29,9 @@ public struct JSONLogHandler: LogHandler {
     self.write = write
   }
 
-  /// Writes a line to stderr.
-  public static let writeToStandardError: @Sendable (String) -> Void = { line in
-    FileHandle.standardError.write(Data(line.utf8))
-  }
+  /// Writes a line to stderr; a line that cannot be written is dropped and counted
+  /// (``LogOutput``), never a trap.
+  public static let writeToStandardError: @Sendable (String) -> Void = { line in LogOutput.write(line) }
 
   public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
     get { metadata[key] }

@@ -37,7 +37,7 @@ public enum RenderWorker {
         var resting = WireWriter()
         resting.int(restingBytes())
         try answers.sendFrame(.resting, header: resting.bytes)
-        RenderFaults.inject(for: request)
+        RenderFaults.inject(for: request, catalog: renderer.catalog)
         switch Result(catching: { () throws(InnerPeaceError) in try renderer.render(request) }) {
         case .success(let card):
           try answers.sendFrame(.card, header: WorkerWire.encodeFacts(card), body: card.bytes)
@@ -49,7 +49,7 @@ public enum RenderWorker {
       }
       return 0
     } catch {
-      FileHandle.standardError.write(Data("innerpeace render-worker \(getpid()): \(error.description)\n".utf8))
+      LogOutput.write("innerpeace render-worker \(getpid()): \(error.description)\n")
       return 1
     }
   }
@@ -82,7 +82,8 @@ public enum RenderWorker {
 /// server. Compiled only into debug builds: a release binary has no trigger at all (the test suite
 /// and `scripts/check-release-faults.sh` check that its bytes hold none of these names).
 ///
-/// Each variable names a quote text; a request with exactly that text then
+/// Each variable names a quote text; a request with exactly that text (its own, or in a worker
+/// the catalog quote it asks for by index) then
 /// - `INNERPEACE_FAULT_TRAP_TEXT`: traps (an overflowing Double-to-Int32 conversion, SIGILL);
 /// - `INNERPEACE_FAULT_ABORT_TEXT`: aborts (SIGABRT, as a C library's failed assertion does);
 /// - `INNERPEACE_FAULT_SLOW_TEXT`: sleeps 2 s, then renders normally;
@@ -92,8 +93,15 @@ enum RenderFaults {
   #if DEBUG
     private static let environment = ProcessInfo.processInfo.environment
 
-    static func inject(for request: CardRequest) {
-      guard case .text(let text, _) = request.quote else { return }
+    static func inject(for request: CardRequest, catalog: Catalog? = nil) {
+      let text: String
+      switch request.quote {
+      case .text(let own, _): text = own
+      case .index(let index):
+        guard let catalog, catalog.quotes.indices.contains(index) else { return }
+        text = catalog.quotes[index].text
+      default: return
+      }
       if text == environment["INNERPEACE_FAULT_TRAP_TEXT"] {
         let scale = -Double(text.utf8.count) * 1e12
         _ = Int32(scale)
@@ -110,7 +118,7 @@ enum RenderFaults {
       environment["INNERPEACE_FAULT_START_FILE"].map { FileManager.default.fileExists(atPath: $0) } ?? false
     }
   #else
-    @inline(__always) static func inject(for request: CardRequest) {}
+    @inline(__always) static func inject(for request: CardRequest, catalog: Catalog? = nil) {}
     static var failsAtStart: Bool { false }
   #endif
 }

@@ -16,6 +16,9 @@ final class ServerMetrics: Sendable {
   private let cpuSeconds: Counter
   /// The CPU seconds already added to ``cpuSeconds``.
   private let cpuSecondsCounted = NIOLockedValueBox(0.0)
+  private let logLinesDropped: Counter
+  /// The dropped log lines already added to ``logLinesDropped``.
+  private let logLinesDroppedCounted = NIOLockedValueBox(0)
 
   /// Buckets for a render: 5 ms (a small card) to 5 s (the largest).
   static let renderBuckets: [Duration] = [
@@ -45,6 +48,9 @@ final class ServerMetrics: Sendable {
       "process_open", unit: "fds", help: "Open file descriptors of the server process.")
     cpuSeconds = registry.counter(
       "process_cpu_seconds", unit: "total", help: "User and system CPU time of the server process, in seconds.")
+    logLinesDropped = registry.counter(
+      "innerpeace_log_lines_dropped", unit: "total",
+      help: "Log lines that could not be written to stderr (a full disk, a closed stream) and were dropped.")
     registry.makeGauge(
       descriptor: .init(metricName: "innerpeace_build", unitName: "info", helpText: "The running build: always 1."),
       labels: [("version", InnerPeaceVersion.current), ("swift", Self.swiftVersion)]
@@ -106,6 +112,12 @@ final class ServerMetrics: Sendable {
       }
       if added > 0 { cpuSeconds.increment(by: added) }
     }
+    let dropped = logLinesDroppedCounted.withLockedValue { counted -> Int in
+      let delta = max(0, LogOutput.droppedLines - counted)
+      counted += delta
+      return delta
+    }
+    if dropped > 0 { logLinesDropped.increment(by: Int64(dropped)) }
     return registry.emitToBuffer()
   }
 }

@@ -145,6 +145,15 @@ final class WorkerPool: @unchecked Sendable {
     while !isStopped { try? await Task.sleep(for: .milliseconds(5)) }
   }
 
+  /// ``shutdown()`` for a caller that is not async (``IsolatedRenderer``): blocks until every
+  /// worker is reaped.
+  func shutdownAndWait() {
+    beginStopping()
+    condition.lock()
+    defer { condition.unlock() }
+    while !stopped { condition.wait() }
+  }
+
   private func beginStopping() {
     condition.lock()
     defer { condition.unlock() }

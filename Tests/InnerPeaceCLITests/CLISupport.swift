@@ -11,9 +11,14 @@ import Testing
 let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
   .deletingLastPathComponent()
 
-/// The built `innerpeace` binary, next to the test bundle or in the package's .build folder.
+/// The built `innerpeace` binary, next to the test bundle or in the package's .build folder; or
+/// `INNERPEACE_TEST_BINARY`, to run these tests against another build (an older one, to see a
+/// test fail before its fix).
 let innerpeaceBinary: URL? = {
   let fileManager = FileManager.default
+  if let path = ProcessInfo.processInfo.environment["INNERPEACE_TEST_BINARY"], !path.isEmpty {
+    return URL(fileURLWithPath: path)
+  }
   var candidates: [URL] = []
   let bundle = Bundle.main.bundleURL
   candidates.append(bundle.appendingPathComponent("innerpeace"))

@@ -74,12 +74,24 @@ public struct Catalog: Sendable {
     return (quoteIndex, pictures[pictureIndex])
   }
 
-  /// The file path of a catalog picture, for a name that is in the catalog.
+  /// The catalog's own spelling of a picture's name, for a name given in any Unicode
+  /// normalization form: `café.jpg` listed in NFC is found as `cafe\u{301}.jpg` (NFD, as macOS
+  /// file names and some keyboards spell it) too. The one place picture names are looked up.
+  /// - Throws: ``InnerPeaceError/pictureNameInvalid(name:)`` or ``InnerPeaceError/pictureUnknown(name:)``.
+  public func pictureName(matching name: String) throws(InnerPeaceError) -> String {
+    try Catalog.checkName(name)
+    let wanted = name.precomposedStringWithCanonicalMapping
+    guard let listed = pictures.first(where: { $0.precomposedStringWithCanonicalMapping == wanted }) else {
+      throw .pictureUnknown(name: name)
+    }
+    return listed
+  }
+
+  /// The file path of a catalog picture, for a name that is in the catalog (in any normalization
+  /// form, ``pictureName(matching:)``): the file under the name the catalog lists.
   /// - Throws: ``InnerPeaceError/pictureNameInvalid(name:)`` or ``InnerPeaceError/pictureUnknown(name:)``.
   public func pictureURL(named name: String) throws(InnerPeaceError) -> URL {
-    try Catalog.checkName(name)
-    guard pictures.contains(name) else { throw .pictureUnknown(name: name) }
-    return directory.appendingPathComponent(name)
+    directory.appendingPathComponent(try pictureName(matching: name))
   }
 
   // MARK: Loading

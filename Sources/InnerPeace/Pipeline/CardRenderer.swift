@@ -63,9 +63,7 @@ public final class CardRenderer: Sendable {
     let pictureName: String
     switch request.picture {
     case .random: pictureName = randomPictureName
-    case .named(let name):
-      _ = try catalog.pictureURL(named: name)
-      pictureName = name
+    case .named(let name): pictureName = try catalog.pictureName(matching: name)
     }
     try request.format.validate(transparent: request.transparent)
 
