@@ -112,7 +112,8 @@ private func pngOf(_ jpeg: [UInt8]) throws -> [UInt8] {
   final class Sink { var bytes: [UInt8] = [] }
   let sink = Sink()
   pixels.withUnsafeMutableBufferPointer { buffer in
-    let surface = cairo_image_surface_create_for_data(buffer.baseAddress, CAIRO_FORMAT_RGB24, width, height, Int32(stride))
+    let surface = cairo_image_surface_create_for_data(
+      buffer.baseAddress, CAIRO_FORMAT_RGB24, width, height, Int32(stride))
     defer { cairo_surface_destroy(surface) }
     cairo_surface_write_to_png_stream(
       surface,

@@ -200,7 +200,9 @@ do {
     try stages(runs: runs)
   case "colour":
     var runs = 15
-    if let index = arguments.firstIndex(of: "--runs"), index + 1 < arguments.count, let value = Int(arguments[index + 1]) {
+    if let index = arguments.firstIndex(of: "--runs"), index + 1 < arguments.count,
+      let value = Int(arguments[index + 1])
+    {
       runs = max(1, value)
     }
     try colour(runs: runs)

@@ -68,7 +68,8 @@ struct SigningKeyOptions: ParsableArguments {
     }
     let bytes = [UInt8](data ?? Data())
     guard bytes.count <= maximumFileBytes else {
-      throw CommandLineError.usage("\(source): the file is over \(maximumFileBytes >> 10) KiB; a key is 32 to a few hundred bytes")
+      throw CommandLineError.usage(
+        "\(source): the file is over \(maximumFileBytes >> 10) KiB; a key is 32 to a few hundred bytes")
     }
     return bytes
   }

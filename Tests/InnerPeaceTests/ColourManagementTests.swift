@@ -157,9 +157,10 @@ struct ColourManagementTests {
   }
 
   static func expectClose(
-    _ drawn: RGB, _ wanted: RGB, tolerance: Int = 2, _ what: String, sourceLocation: SourceLocation = #_sourceLocation
+    _ drawn: RGB, _ wanted: RGB, _ what: String, tolerance: Int = 2, sourceLocation: SourceLocation = #_sourceLocation
   ) {
-    let close = abs(drawn.r - wanted.r) <= tolerance && abs(drawn.g - wanted.g) <= tolerance
+    let close =
+      abs(drawn.r - wanted.r) <= tolerance && abs(drawn.g - wanted.g) <= tolerance
       && abs(drawn.b - wanted.b) <= tolerance
     #expect(close, "\(what): drawn \(drawn), expected \(wanted)", sourceLocation: sourceLocation)
   }
@@ -278,7 +279,10 @@ struct ColourManagementTests {
       }
     ),
     ("absurd-gama.png", { try flatPNG([200, 60, 40], chunks: [gAMA(1)]) }),
-    ("degenerate-chrm.png", { try flatPNG([200, 60, 40], chunks: [gAMA(100_000), cHRM([Double](repeating: 0.3, count: 8))]) }),
+    (
+      "degenerate-chrm.png",
+      { try flatPNG([200, 60, 40], chunks: [gAMA(100_000), cHRM([Double](repeating: 0.3, count: 8))]) }
+    ),
   ]
 
   @Test(arguments: asSRGB.map(\.0))
