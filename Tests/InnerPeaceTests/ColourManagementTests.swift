@@ -220,6 +220,48 @@ struct ColourManagementTests {
     Self.expectClose(try Self.drawnColour(jpeg, name: "grey.jpg"), (188, 188, 188), "linear grey JPEG")
   }
 
+  /// A CMYK printer profile (made with LittleCMS) whose A2B0 table maps full magenta and yellow
+  /// ink (and only that) to a mid grey, L* 50, and every other corner of the ink cube to white.
+  static func cmykProfile() throws -> [UInt8] {
+    let profile = try #require(cmsCreateProfilePlaceholder(nil))
+    defer { cmsCloseProfile(profile) }
+    cmsSetProfileVersion(profile, 4.3)
+    cmsSetDeviceClass(profile, cmsSigOutputClass)
+    cmsSetColorSpace(profile, cmsSigCmykData)
+    cmsSetPCS(profile, cmsSigLabData)
+    // 2 grid points a side, C slowest: node c*8 + m*4 + y*2 + k, each L* a* b* in 16 bits.
+    var table = [UInt16](repeating: 0, count: 16 * 3)
+    for node in 0..<16 {
+      table[node * 3] = node == 6 ? 32_768 : 65_535
+      table[node * 3 + 1] = 128 * 257
+      table[node * 3 + 2] = 128 * 257
+    }
+    let pipeline = try #require(cmsPipelineAlloc(nil, 4, 3))
+    defer { cmsPipelineFree(pipeline) }
+    // A lutAtoBType holds A curves, the table and B curves (identity curves here).
+    let clut = try #require(cmsStageAllocCLut16bit(nil, 2, 4, 3, table))
+    #expect(cmsPipelineInsertStage(pipeline, cmsAT_END, try #require(cmsStageAllocToneCurves(nil, 4, nil))) != 0)
+    #expect(cmsPipelineInsertStage(pipeline, cmsAT_END, clut) != 0)
+    #expect(cmsPipelineInsertStage(pipeline, cmsAT_END, try #require(cmsStageAllocToneCurves(nil, 3, nil))) != 0)
+    #expect(cmsWriteTag(profile, cmsSigAToB0Tag, UnsafeRawPointer(pipeline)) != 0)
+    #expect(cmsWriteTag(profile, cmsSigMediaWhitePointTag, cmsD50_XYZ()) != 0)
+    return try save(profile)
+  }
+
+  /// Adobe's inverted CMYK (as turbojpeg writes it, with an APP14 marker) through a CMYK profile:
+  /// stored (255, 0, 0, 255) is no cyan, full magenta and yellow, no black, which the profile
+  /// says is L* 50 grey, sRGB (119, 119, 119). Without the profile it is drawn red.
+  @Test func cmykJPEGWithACMYKProfileIsDrawnInSRGB() throws {
+    let cmyk = try PictureFixtures.jpeg(
+      width: 64, height: 64, channels: 4, pixels: [UInt8]([255, 0, 0, 255]).repeated(64 * 64))
+    let jpeg = Self.withProfile(cmyk, try Self.cmykProfile())
+    Self.expectClose(try Self.drawnColour(jpeg, name: "cmyk.jpg"), (119, 119, 119), "CMYK through its profile")
+    // An RGB profile on a CMYK photo does not fit it: the usual conversion, red.
+    let mismatched = Self.withProfile(cmyk, try Self.rgbProfile(primaries: Self.p3Primaries))
+    let red = try Self.drawnColour(mismatched, name: "cmyk-rgb-profile.jpg")
+    #expect(red.r > 245 && red.g < 10 && red.b < 10, "\(red)")
+  }
+
   // MARK: Drawn as they are
 
   /// Files that say sRGB, one way or another, and profiles that cannot be used: the photo is
