@@ -86,10 +86,12 @@ struct ColourManagementTests {
     return [0xFF, 0xD8] + segments + jpeg.dropFirst(2)
   }
 
-  /// A flat 64 x 64 PNG of one colour (grey when it has one value) with these chunks after IHDR.
+  /// A flat 64 x 64 PNG of one colour (grey when it has one value, RGBA when four) with these
+  /// chunks after IHDR.
   static func flatPNG(_ colour: [Int], chunks: [(String, [UInt8])]) throws -> [UInt8] {
-    try PictureFixtures.png(
-      width: 64, height: 64, colourType: colour.count == 1 ? 0 : 2, bitDepth: 8, extraChunks: chunks
+    let colourType: UInt8 = [1: 0, 3: 2, 4: 6][colour.count]!
+    return try PictureFixtures.png(
+      width: 64, height: 64, colourType: colourType, bitDepth: 8, extraChunks: chunks
     ) { _, _ in colour }
   }
 
@@ -189,9 +191,13 @@ struct ColourManagementTests {
     Self.expectClose(try Self.drawnColour(jpeg, name: "adobe.jpg"), wanted, "Adobe RGB \(colour)")
   }
 
-  @Test func displayP3PNGIsDrawnInSRGB() throws {
+  /// Opaque (converted once reduced) and with an alpha channel (converted row by row, before the
+  /// alpha is multiplied in).
+  @Test(arguments: [false, true])
+  func displayP3PNGIsDrawnInSRGB(alpha: Bool) throws {
     let colour = [180, 120, 100]
-    let png = try Self.flatPNG(colour, chunks: [try Self.iCCP(try Self.rgbProfile(primaries: Self.p3Primaries))])
+    let png = try Self.flatPNG(
+      colour + (alpha ? [255] : []), chunks: [try Self.iCCP(try Self.rgbProfile(primaries: Self.p3Primaries))])
     let wanted = Self.expected(colour, primaries: Self.p3Primaries)
     Self.expectClose(try Self.drawnColour(png, name: "p3.png"), wanted, "P3 PNG \(colour)", tolerance: 1)
   }
