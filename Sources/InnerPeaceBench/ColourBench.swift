@@ -24,21 +24,35 @@ func colour(runs: Int) throws {
   for (file, bytes) in photos { try Data(bytes).write(to: folder.appendingPathComponent(file)) }
   let renderer = try CardRenderer(catalog: try Catalog(directory: folder), backgroundCacheBytes: 0)
   print("Decode-stage medians over \(runs) runs (ms), one thread, cold (every run decodes): \(name),")
-  print("as it is and re-encoded as PNG, with no profile, an sRGB profile and a Display P3 profile.")
+  print("as it is and re-encoded as PNG, with no profile, an sRGB profile and a Display P3 profile;")
+  print("and the render's CPU time on its thread (the same work but the decode, so its differences are")
+  print("the decode's, and the machine's load does not count).")
   print("")
-  print("| preset | photo | decode | cold total |")
-  print("|---|---|---:|---:|")
+  print("| preset | photo | decode | cold total | cold CPU |")
+  print("|---|---|---:|---:|---:|")
   for preset in [Preset.og, .classic] {
     for (file, _) in photos {
       let request = CardRequest(preset: preset, quote: .index(0), picture: .named(file), seed: 1)
       _ = try renderer.render(request)
       var timings: [StageTimings] = []
-      for _ in 0..<runs { timings.append(try renderer.render(request).timings) }
+      var cpu: [Double] = []
+      for _ in 0..<runs {
+        let start = threadCPUSeconds()
+        timings.append(try renderer.render(request).timings)
+        cpu.append(threadCPUSeconds() - start)
+      }
       print(
         "| \(preset) | \(file) | \(milliseconds(median(timings.map(\.decode)))) | "
-          + "\(milliseconds(median(timings.map(\.total)))) |")
+          + "\(milliseconds(median(timings.map(\.total)))) | \(milliseconds(median(cpu))) |")
     }
   }
+}
+
+/// The CPU time the calling thread has used.
+private func threadCPUSeconds() -> Double {
+  var time = timespec()
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+  return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
 }
 
 /// A D65 RGB profile with these primaries and sRGB's tone curve, made with LittleCMS.
