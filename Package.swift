@@ -26,7 +26,8 @@ let package = Package(
     .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
   ],
   targets: [
-    // Cairo, Pango, fontconfig, libturbojpeg, libwebp and libdeflate, through one shim header.
+    // Cairo, Pango, fontconfig, libturbojpeg, libwebp, libdeflate and LittleCMS 2, through one shim
+    // header.
     .systemLibrary(
       name: "CInnerPeace",
       path: "Sources/CInnerPeace",
@@ -34,7 +35,7 @@ let package = Package(
       providers: [
         .apt([
           "libcairo2-dev", "libpango1.0-dev", "libfontconfig-dev", "libturbojpeg0-dev", "libwebp-dev",
-          "libdeflate-dev", "libpng-dev",
+          "libdeflate-dev", "libpng-dev", "liblcms2-dev",
         ])
       ]
     ),
@@ -42,9 +43,9 @@ let package = Package(
     .target(name: "CInnerPeaceKernels"),
     // Spawning render worker processes and arming their parent-death signal.
     .target(name: "CInnerPeaceProcess"),
-    // PNG decoding through libpng (its errors longjmp, which Swift cannot catch), CMYK and EXIF
-    // orientation loops.
-    .target(name: "CInnerPeaceCodecs", linkerSettings: [.linkedLibrary("png16")]),
+    // PNG decoding through libpng (its errors longjmp, which Swift cannot catch), colour
+    // management through LittleCMS 2 (pkg-config lcms2), CMYK and EXIF orientation loops.
+    .target(name: "CInnerPeaceCodecs", linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("lcms2")]),
     // The bundled catalog (top-level Resources/) and fonts (top-level Fonts/), copied as they are.
     .target(
       name: "InnerPeaceResources",

@@ -8,6 +8,7 @@ PACKAGES=(
   libcairo2-dev libpango1.0-dev libfontconfig-dev   # drawing and text layout
   libturbojpeg0-dev libwebp-dev libdeflate-dev      # JPEG in and out, WebP out, PNG compression
   libpng-dev                                        # PNG in, row by row
+  liblcms2-dev                                      # photos' colour profiles to sRGB (LittleCMS 2)
   fonts-dejavu-core fonts-noto-core                 # fallback: Latin, Greek, Cyrillic, Arabic, Hebrew, Devanagari, Thai
   fonts-noto-cjk fonts-noto-color-emoji             # fallback: Chinese, Japanese, Korean, colour emoji
 )

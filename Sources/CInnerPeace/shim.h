@@ -11,6 +11,7 @@
 #include <turbojpeg.h>
 #include <webp/encode.h>
 #include <libdeflate.h>
+#include <lcms2.h>
 
 // PANGO_SCALE is a macro Swift imports as a plain Int32 only sometimes; give it a name.
 static const int innerpeace_pango_scale = PANGO_SCALE;

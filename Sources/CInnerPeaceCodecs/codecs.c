@@ -1,10 +1,180 @@
 #include "innerpeace_codecs.h"
 
+#include <lcms2.h>
+#include <math.h>
 #include <png.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+// MARK: Colour management
+
+struct innerpeace_colour {
+  cmsHTRANSFORM transform;  // NULL for a grey image: the table below does it
+  innerpeace_pixel_layout layout;
+  int cmyk;
+  uint8_t grey[256][3];  // a grey image's sRGB R G B for each grey level
+};
+
+static const cmsFloat64Number srgb_curve_parameters[5] = {2.4, 1.0 / 1.055, 0.055 / 1.055, 1.0 / 12.92, 0.04045};
+
+// Whether a matrix/TRC RGB profile is sRGB: its colorants within 0.002 of sRGB's and its tone
+// curves within half a code value of sRGB's at every 8-bit level.
+static int is_srgb(cmsHPROFILE profile, cmsHPROFILE srgb) {
+  if (!cmsIsMatrixShaper(profile)) return 0;
+  static const cmsTagSignature colorants[3] = {cmsSigRedColorantTag, cmsSigGreenColorantTag, cmsSigBlueColorantTag};
+  static const cmsTagSignature curves[3] = {cmsSigRedTRCTag, cmsSigGreenTRCTag, cmsSigBlueTRCTag};
+  for (int channel = 0; channel < 3; channel++) {
+    const cmsCIEXYZ *mine = cmsReadTag(profile, colorants[channel]);
+    const cmsCIEXYZ *theirs = cmsReadTag(srgb, colorants[channel]);
+    if (mine == NULL || theirs == NULL) return 0;
+    if (fabs(mine->X - theirs->X) > 0.002 || fabs(mine->Y - theirs->Y) > 0.002 || fabs(mine->Z - theirs->Z) > 0.002)
+      return 0;
+    const cmsToneCurve *curve = cmsReadTag(profile, curves[channel]);
+    const cmsToneCurve *reference = cmsReadTag(srgb, curves[channel]);
+    if (curve == NULL || reference == NULL) return 0;
+    for (int level = 0; level < 256; level++) {
+      cmsFloat32Number v = (cmsFloat32Number)level / 255.0f;
+      if (fabsf(cmsEvalToneCurveFloat(curve, v) - cmsEvalToneCurveFloat(reference, v)) > 0.5f / 255.0f) return 0;
+    }
+  }
+  return 1;
+}
+
+// A transform from `source` (which it does not take) to sRGB, for the model and layout.
+static innerpeace_colour *make_colour(cmsHPROFILE source, innerpeace_colour_model model,
+                                      innerpeace_pixel_layout layout) {
+  int cmyk = model == INNERPEACE_COLOUR_CMYK || model == INNERPEACE_COLOUR_CMYK_INVERTED;
+  if (cmyk && layout != INNERPEACE_LAYOUT_BGRX) return NULL;
+  cmsColorSpaceSignature wanted = cmyk ? cmsSigCmykData : model == INNERPEACE_COLOUR_GREY ? cmsSigGrayData : cmsSigRgbData;
+  if (cmsGetColorSpace(source) != wanted) return NULL;
+  switch (cmsGetDeviceClass(source)) {
+    case cmsSigInputClass:
+    case cmsSigDisplayClass:
+    case cmsSigOutputClass:
+    case cmsSigColorSpaceClass:
+      break;
+    default:
+      return NULL;  // device links, abstract and named-colour profiles describe no image
+  }
+  cmsHPROFILE srgb = cmsCreate_sRGBProfile();
+  if (srgb == NULL) return NULL;
+  innerpeace_colour *colour = NULL;
+  if (model == INNERPEACE_COLOUR_RGB && is_srgb(source, srgb)) goto done;
+  colour = calloc(1, sizeof *colour);
+  if (colour == NULL) goto done;
+  colour->layout = layout;
+  colour->cmyk = cmyk;
+  if (model == INNERPEACE_COLOUR_GREY) {
+    // 256 levels: a table is exact and faster than any transform.
+    cmsHTRANSFORM transform = cmsCreateTransform(source, TYPE_GRAY_8, srgb, TYPE_RGB_8, INTENT_PERCEPTUAL, 0);
+    if (transform == NULL) {
+      free(colour);
+      colour = NULL;
+      goto done;
+    }
+    uint8_t levels[256];
+    for (int level = 0; level < 256; level++) levels[level] = (uint8_t)level;
+    cmsDoTransform(transform, levels, colour->grey, 256);
+    cmsDeleteTransform(transform);
+    goto done;
+  }
+  cmsUInt32Number input = model == INNERPEACE_COLOUR_CMYK            ? TYPE_CMYK_8
+                          : model == INNERPEACE_COLOUR_CMYK_INVERTED ? TYPE_CMYK_8_REV
+                          : layout == INNERPEACE_LAYOUT_RGBA         ? TYPE_RGBA_8
+                                                                     : TYPE_BGRA_8;
+  cmsUInt32Number output = layout == INNERPEACE_LAYOUT_RGBA ? TYPE_RGBA_8 : TYPE_BGRA_8;
+  // Not cmsFLAGS_COPY_ALPHA: the transform runs in place and leaves the fourth byte alone.
+  colour->transform = cmsCreateTransform(source, input, srgb, output, INTENT_PERCEPTUAL, 0);
+  if (colour->transform == NULL) {
+    free(colour);
+    colour = NULL;
+  }
+done:
+  cmsCloseProfile(srgb);
+  return colour;
+}
+
+innerpeace_colour *innerpeace_colour_from_icc(const uint8_t *profile, size_t size, innerpeace_colour_model model,
+                                              innerpeace_pixel_layout layout) {
+  // The ICC header alone is 128 bytes; LittleCMS checks the rest (tag table, tag sizes).
+  if (profile == NULL || size < 132 || size > UINT32_MAX) return NULL;
+  cmsHPROFILE source = cmsOpenProfileFromMem(profile, (cmsUInt32Number)size);
+  if (source == NULL) return NULL;
+  innerpeace_colour *colour = make_colour(source, model, layout);
+  cmsCloseProfile(source);
+  return colour;
+}
+
+innerpeace_colour *innerpeace_colour_from_gamma(double gamma, const double *chromaticities,
+                                                innerpeace_colour_model model, innerpeace_pixel_layout layout) {
+  if (model != INNERPEACE_COLOUR_RGB && model != INNERPEACE_COLOUR_GREY) return NULL;
+  if (gamma != 0 && !(gamma >= 0.05 && gamma <= 5)) return NULL;
+  cmsToneCurve *curve = gamma != 0 ? cmsBuildGamma(NULL, 1.0 / gamma)
+                                   : cmsBuildParametricToneCurve(NULL, 4, srgb_curve_parameters);
+  if (curve == NULL) return NULL;
+  cmsHPROFILE source = NULL;
+  if (model == INNERPEACE_COLOUR_GREY) {
+    source = cmsCreateGrayProfile(cmsD50_xyY(), curve);
+  } else {
+    cmsCIExyY white = {0.3127, 0.3290, 1.0};
+    cmsCIExyYTRIPLE primaries = {{0.64, 0.33, 1.0}, {0.30, 0.60, 1.0}, {0.15, 0.06, 1.0}};
+    if (chromaticities != NULL) {
+      for (int index = 0; index < 8; index++) {
+        if (!(chromaticities[index] > 0 && chromaticities[index] <= 1)) {
+          cmsFreeToneCurve(curve);
+          return NULL;
+        }
+      }
+      white = (cmsCIExyY){chromaticities[0], chromaticities[1], 1.0};
+      primaries = (cmsCIExyYTRIPLE){{chromaticities[2], chromaticities[3], 1.0},
+                                    {chromaticities[4], chromaticities[5], 1.0},
+                                    {chromaticities[6], chromaticities[7], 1.0}};
+    }
+    cmsToneCurve *curves[3] = {curve, curve, curve};
+    // NULL for primaries that span no space (a singular matrix).
+    source = cmsCreateRGBProfile(&white, &primaries, curves);
+  }
+  cmsFreeToneCurve(curve);
+  if (source == NULL) return NULL;
+  innerpeace_colour *colour = make_colour(source, model, layout);
+  cmsCloseProfile(source);
+  return colour;
+}
+
+void innerpeace_colour_apply(const innerpeace_colour *colour, uint8_t *pixels, size_t count) {
+  if (colour->transform == NULL) {
+    // Grey: R = G = B, so G is the level, in either layout.
+    for (size_t index = 0; index < count; index++) {
+      uint8_t *p = pixels + index * 4;
+      const uint8_t *rgb = colour->grey[p[1]];
+      if (colour->layout == INNERPEACE_LAYOUT_RGBA) {
+        p[0] = rgb[0], p[1] = rgb[1], p[2] = rgb[2];
+      } else {
+        p[0] = rgb[2], p[1] = rgb[1], p[2] = rgb[0];
+      }
+    }
+    return;
+  }
+  // In place: LittleCMS reads each pixel before it writes it, and both sides are 4 bytes a pixel.
+  // In slices, since its pixel count is 32-bit.
+  while (count > 0) {
+    cmsUInt32Number slice = count > (1u << 24) ? (1u << 24) : (cmsUInt32Number)count;
+    cmsDoTransform(colour->transform, pixels, pixels, slice);
+    if (colour->cmyk) {
+      for (cmsUInt32Number index = 0; index < slice; index++) pixels[(size_t)index * 4 + 3] = 0xFF;
+    }
+    pixels += (size_t)slice * 4;
+    count -= slice;
+  }
+}
+
+void innerpeace_colour_free(innerpeace_colour *colour) {
+  if (colour == NULL) return;
+  if (colour->transform != NULL) cmsDeleteTransform(colour->transform);
+  free(colour);
+}
 
 // MARK: PNG
 
@@ -88,8 +258,8 @@ static inline void average(const void *sums, int wide, size_t index, uint32_t co
 }
 
 int innerpeace_png_decode(const uint8_t *data, size_t size, uint32_t factor, uint32_t maximum_side,
-                          uint8_t *output, uint32_t output_width, uint32_t output_height, char *message,
-                          size_t message_size) {
+                          const innerpeace_colour *colour, uint8_t *output, uint32_t output_width,
+                          uint32_t output_height, char *message, size_t message_size) {
   set_message(message, message_size, "");
   if (factor == 0 || maximum_side == 0) {
     set_message(message, message_size, "invalid PNG decoding request");
@@ -124,19 +294,19 @@ int innerpeace_png_decode(const uint8_t *data, size_t size, uint32_t factor, uin
   png_read_info(png, info);
 
   png_uint_32 width = 0, height = 0;
-  int depth = 0, colour = 0, interlace = 0;
-  png_get_IHDR(png, info, &width, &height, &depth, &colour, &interlace, NULL, NULL);
+  int depth = 0, colour_type = 0, interlace = 0;
+  png_get_IHDR(png, info, &width, &height, &depth, &colour_type, &interlace, NULL, NULL);
   if (((uint64_t)width + factor - 1) / factor != output_width ||
       ((uint64_t)height + factor - 1) / factor != output_height)
     png_error(png, "PNG size differs from the size it was checked at");
 
   // The transforms cairo_image_surface_create_from_png asks for, to 8-bit R G B A.
-  if (colour == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
-  if (colour == PNG_COLOR_TYPE_GRAY) png_set_expand_gray_1_2_4_to_8(png);
+  if (colour_type == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
+  if (colour_type == PNG_COLOR_TYPE_GRAY) png_set_expand_gray_1_2_4_to_8(png);
   if (png_get_valid(png, info, PNG_INFO_tRNS)) png_set_tRNS_to_alpha(png);
   if (depth == 16) png_set_strip_16(png);
   if (depth < 8) png_set_packing(png);
-  if (colour == PNG_COLOR_TYPE_GRAY || colour == PNG_COLOR_TYPE_GRAY_ALPHA) png_set_gray_to_rgb(png);
+  if (colour_type == PNG_COLOR_TYPE_GRAY || colour_type == PNG_COLOR_TYPE_GRAY_ALPHA) png_set_gray_to_rgb(png);
   png_set_filler(png, 0xFF, PNG_FILLER_AFTER);
   // No png_set_interlace_handling: an interlaced image arrives as its seven passes, each pixel
   // once, and goes straight to its box.
@@ -150,6 +320,7 @@ int innerpeace_png_decode(const uint8_t *data, size_t size, uint32_t factor, uin
   if (interlace == PNG_INTERLACE_NONE && factor == 1) {
     for (png_uint_32 y = 0; y < height; y++) {
       png_read_row(png, row, NULL);
+      if (colour != NULL) innerpeace_colour_apply(colour, row, width);
       uint8_t *target = output + (size_t)y * width * 4;
       for (png_uint_32 x = 0; x < width; x++) premultiply(row + (size_t)x * 4, target + (size_t)x * 4);
     }
@@ -159,6 +330,7 @@ int innerpeace_png_decode(const uint8_t *data, size_t size, uint32_t factor, uin
     if (sums == NULL) png_error(png, "out of memory");
     for (png_uint_32 y = 0; y < height; y++) {
       png_read_row(png, row, NULL);
+      if (colour != NULL) innerpeace_colour_apply(colour, row, width);
       for (png_uint_32 x = 0; x < width; x++) {
         premultiply(row + (size_t)x * 4, pixel);
         accumulate(sums, 1, x / factor, pixel);
@@ -185,6 +357,7 @@ int innerpeace_png_decode(const uint8_t *data, size_t size, uint32_t factor, uin
       if (columns == 0 || rows == 0) continue;
       for (png_uint_32 pass_row = 0; pass_row < rows; pass_row++) {
         png_read_row(png, row, NULL);
+        if (colour != NULL) innerpeace_colour_apply(colour, row, columns);
         png_uint_32 y = PNG_ROW_FROM_PASS_ROW(pass_row, pass);
         for (png_uint_32 column = 0; column < columns; column++) {
           png_uint_32 x = PNG_COL_FROM_PASS_COL(column, pass);

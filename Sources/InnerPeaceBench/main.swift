@@ -2,6 +2,7 @@
 //
 //   innerpeace-bench stages [--runs N]          per-stage medians for og and classic (markdown)
 //   innerpeace-bench peer BG QUOTE AUTHOR W H OUT   one card, the peer benchmark's job
+//   innerpeace-bench colour [--runs N]          decode cost of colour profiles (markdown)
 //   innerpeace-bench lines [--preset P ...] [--catalog DIR]
 //                                              each quote's fitted size, wrap width and lines (JSON)
 //
@@ -197,13 +198,21 @@ do {
       runs = max(1, value)
     }
     try stages(runs: runs)
+  case "colour":
+    var runs = 15
+    if let index = arguments.firstIndex(of: "--runs"), index + 1 < arguments.count,
+      let value = Int(arguments[index + 1])
+    {
+      runs = max(1, value)
+    }
+    try colour(runs: runs)
   case "peer":
     try peer(Array(arguments.dropFirst()))
   case "lines":
     try lines(Array(arguments.dropFirst()))
   default:
     fail(
-      "usage: innerpeace-bench stages [--runs N] | peer BG QUOTE AUTHOR W H OUT.png"
+      "usage: innerpeace-bench stages [--runs N] | colour [--runs N] | peer BG QUOTE AUTHOR W H OUT.png"
         + " | lines [--preset P ...] [--catalog DIR]")
   }
 } catch {

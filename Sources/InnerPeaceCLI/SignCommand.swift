@@ -3,39 +3,75 @@ import Foundation
 import InnerPeaceServer
 
 /// Where the URL-signing key comes from: `--signing-key-file`, else `INNERPEACE_SIGNING_KEY`.
+///
+/// The key is bytes: the file's bytes as they are (any binary), or the variable's text as UTF-8,
+/// or, after a `base64:` prefix, the bytes the rest of the variable encodes in base64; surrounding
+/// ASCII white space removed, at least 32 bytes left.
 struct SigningKeyOptions: ParsableArguments {
   @Option(
     name: .customLong("signing-key-file"),
     help: ArgumentHelp(
-      "A file holding the URL-signing key (at least 32 bytes; else the variable INNERPEACE_SIGNING_KEY holds the key).",
+      "A file holding the URL-signing key: its bytes, at least 32 (else the variable INNERPEACE_SIGNING_KEY holds the key).",
       valueName: "file"))
   var signingKeyFile: String?
 
   /// The variable that may hold the key itself.
   static let environmentVariable = "INNERPEACE_SIGNING_KEY"
 
+  /// The prefix of a base64-encoded key in the variable.
+  static let base64Prefix = "base64:"
+
+  /// The largest key file read; a key is 32 to a few hundred bytes.
+  static let maximumFileBytes = 64 << 10
+
   /// The signer, or `nil` when neither the flag nor the variable gives a key.
-  /// - Throws: ``CommandLineError`` for an unreadable file or a key too short.
+  /// - Throws: ``CommandLineError`` for an unreadable or oversized file, invalid base64 or a key
+  ///   too short.
   func signer(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> URLSigner? {
-    let text: String
+    let bytes: [UInt8]
     let source: String
     if let signingKeyFile {
-      guard let data = FileManager.default.contents(atPath: signingKeyFile) else {
-        throw CommandLineError.usage("--signing-key-file \(signingKeyFile): cannot read the file")
-      }
-      text = String(decoding: data, as: UTF8.self)
       source = "--signing-key-file \(signingKeyFile)"
+      bytes = try Self.read(signingKeyFile, source: source)
     } else if let value = environment[Self.environmentVariable] {
-      text = value
       source = Self.environmentVariable
+      if value.hasPrefix(Self.base64Prefix) {
+        let encoded = value.dropFirst(Self.base64Prefix.count).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let decoded = Data(base64Encoded: encoded) else {
+          throw CommandLineError.usage("\(source): the key after '\(Self.base64Prefix)' is not valid base64")
+        }
+        bytes = Array(decoded)
+      } else {
+        bytes = Array(value.utf8)
+      }
     } else {
       return nil
     }
     do {
-      return try URLSigner(key: text)
+      return try URLSigner(key: bytes)
     } catch {
       throw CommandLineError.usage("\(source): \(error.description)")
     }
+  }
+
+  /// A key file's bytes, at most ``maximumFileBytes``.
+  static func read(_ path: String, source: String) throws -> [UInt8] {
+    guard let handle = FileHandle(forReadingAtPath: path) else {
+      throw CommandLineError.usage("\(source): cannot read the file")
+    }
+    defer { try? handle.close() }
+    let data: Data?
+    do {
+      data = try handle.read(upToCount: maximumFileBytes + 1)
+    } catch {
+      throw CommandLineError.usage("\(source): cannot read the file")
+    }
+    let bytes = [UInt8](data ?? Data())
+    guard bytes.count <= maximumFileBytes else {
+      throw CommandLineError.usage(
+        "\(source): the file is over \(maximumFileBytes >> 10) KiB; a key is 32 to a few hundred bytes")
+    }
+    return bytes
   }
 }
 

@@ -9,9 +9,12 @@ import InnerPeaceQuery
 /// (still percent-encoded) and the canonical query is every parameter except `signature`, sorted
 /// by name and then value, each name and value percent-encoded with everything but RFC 3986's
 /// unreserved characters (`A-Z a-z 0-9 - . _ ~`) escaped, joined with `=` and `&`. The signature
-/// travels as the query parameter `signature`, in base64url without padding (43 characters). So
-/// the order and the escaping of the parameters a site sends do not matter; their names, values
-/// and the path do.
+/// travels as the query parameter `signature`, in base64url without padding (43 characters), and
+/// is accepted in that canonical spelling only. So the order and the escaping of the parameters a
+/// site sends do not matter; their names, values and the path do.
+///
+/// The key is bytes: a key file's bytes as they are, or a text's UTF-8 bytes, without surrounding
+/// ASCII white space (what Python's `bytes.strip()` removes).
 public struct URLSigner: Sendable {
   private let key: SymmetricKey
 
@@ -30,13 +33,29 @@ public struct URLSigner: Sendable {
     }
   }
 
-  /// A signer with `key`'s bytes (a key file's content or the key text, surrounding whitespace
-  /// removed).
-  /// - Throws: ``KeyError`` for a key shorter than ``minimumKeyBytes``.
+  /// A signer with `bytes` (a key file's content) as the key, surrounding ASCII white space
+  /// (space, tab, line feed, vertical tab, form feed, carriage return) removed; every other byte
+  /// counts as it is, whether or not the whole is UTF-8.
+  /// - Throws: ``KeyError`` for a key shorter than ``minimumKeyBytes`` bytes.
+  public init(key bytes: [UInt8]) throws(KeyError) {
+    let trimmed = Self.trimmingASCIIWhiteSpace(bytes)
+    guard trimmed.count >= Self.minimumKeyBytes else { throw .tooShort(bytes: trimmed.count) }
+    key = SymmetricKey(data: trimmed)
+  }
+
+  /// A signer with `text`'s UTF-8 bytes as the key, surrounding ASCII white space removed.
+  /// - Throws: ``KeyError`` for a key shorter than ``minimumKeyBytes`` bytes.
   public init(key text: String) throws(KeyError) {
-    let bytes = Array(text.trimmingCharacters(in: .whitespacesAndNewlines).utf8)
-    guard bytes.count >= Self.minimumKeyBytes else { throw .tooShort(bytes: bytes.count) }
-    key = SymmetricKey(data: bytes)
+    try self.init(key: Array(text.utf8))
+  }
+
+  /// `bytes` without the ASCII white space at either end.
+  static func trimmingASCIIWhiteSpace(_ bytes: [UInt8]) -> [UInt8] {
+    func isWhiteSpace(_ byte: UInt8) -> Bool { byte == 0x20 || (0x09...0x0D).contains(byte) }
+    guard let first = bytes.firstIndex(where: { !isWhiteSpace($0) }),
+      let last = bytes.lastIndex(where: { !isWhiteSpace($0) })
+    else { return [] }
+    return Array(bytes[first...last])
   }
 
   /// The signature of `path` with the decoded query `parameters` (any `signature` is left out).
@@ -104,8 +123,9 @@ public struct URLSigner: Sendable {
       .replacingOccurrences(of: "=", with: "")
   }
 
-  /// Decodes base64url without padding; `nil` for anything else (only the 43-character form of
-  /// 32 bytes is a signature).
+  /// Decodes base64url without padding; `nil` for anything else: only the canonical 43-character
+  /// form of 32 bytes is a signature (its last character carries 4 bits; the other 2 must be zero,
+  /// so a signature has one spelling, not four).
   static func decodeBase64URL(_ text: String) -> [UInt8]? {
     guard text.utf8.count == 43,
       text.utf8.allSatisfy({ byte in
@@ -118,6 +138,7 @@ public struct URLSigner: Sendable {
       })
     else { return nil }
     let standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/") + "="
-    return Data(base64Encoded: standard).map(Array.init)
+    guard let bytes = Data(base64Encoded: standard).map(Array.init), base64URL(bytes) == text else { return nil }
+    return bytes
   }
 }

@@ -37,6 +37,96 @@ import Testing
     #expect(notAURL.stdout.isEmpty)
   }
 
+  // MARK: Keys are bytes
+
+  /// A binary key: not UTF-8 (0xFF, 0xFE, a lone continuation byte, a cut sequence), with white
+  /// space around it that does not count.
+  static let binaryKey: [UInt8] =
+    [0x20, 0x09] + [0xFF, 0xFE, 0x80, 0xC3, 0x28, 0xE2, 0x82] + (0..<33).map { UInt8(($0 * 37 + 11) & 0xFF) | 0x80 }
+    + [0x0D, 0x0A]
+
+  /// Python: /usr/bin/python3, else python3 on the PATH (the standard library only).
+  static func python() throws -> [String] {
+    for candidate in [["/usr/bin/python3"], ["/usr/bin/env", "python3"]]
+    where FileManager.default.isExecutableFile(atPath: candidate[0]) {
+      if (try? ExternalTool.run(candidate[0], Array(candidate.dropFirst()) + ["-c", "pass"]))?.status == 0 {
+        return candidate
+      }
+    }
+    throw NoPython()
+  }
+
+  struct NoPython: Error, CustomStringConvertible {
+    var description: String { "no python3: tried /usr/bin/python3 and python3 on the PATH" }
+  }
+
+  /// The README's Python signer (the python block of "Signed URLs"), as written there.
+  static func readmeSigner() throws -> String {
+    let readme = try String(contentsOf: packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+    let section = try #require(readme.range(of: "### Signed URLs"), "README.md has no Signed URLs section")
+    let rest = readme[section.upperBound...]
+    let start = try #require(rest.range(of: "```python\n"), "no python block in Signed URLs")
+    let end = try #require(rest[start.upperBound...].range(of: "```"))
+    let code = String(rest[start.upperBound..<end.lowerBound])
+    #expect(code.contains("def load_key(") && code.contains("def sign("), "\(code)")
+    return code
+  }
+
+  /// The README's Python, given a key file of binary bytes (invalid UTF-8), signs exactly as
+  /// `innerpeace sign` does; so does the same key given as `INNERPEACE_SIGNING_KEY=base64:...`.
+  /// Before, the key file was read as UTF-8 with replacement characters, and they disagreed.
+  @Test func readmePythonSignerAgreesOnABinaryKey() throws {
+    let python = try Self.python()
+    try withTemporaryFolder("innerpeace-sign") { folder in
+      let keyFile = folder.appendingPathComponent("key.bin")
+      try Data(Self.binaryKey).write(to: keyFile)
+      let script = folder.appendingPathComponent("sign.py")
+      let driver = """
+
+        import sys
+        print(sign(load_key(sys.argv[1]), "/card.png", {"text": "Grüße, world & more", "preset": "og", "w": "800"}))
+        """
+      try Data((try Self.readmeSigner() + driver).utf8).write(to: script)
+      let signed = try ExternalTool.run(python[0], Array(python.dropFirst()) + [script.path, keyFile.path])
+      #expect(signed.status == 0, "\(signed.stderr)")
+      let pythonURL = String(decoding: signed.stdout, as: UTF8.self).trimmingCharacters(in: .newlines)
+      let unsigned = try #require(pythonURL.range(of: "&signature=")).lowerBound
+      let url = String(pythonURL[..<unsigned])
+
+      let fromFile = try CLI.run(["sign", url, "--signing-key-file", keyFile.path])
+      #expect(fromFile.status == 0, "\(fromFile.stderr)")
+      #expect(String(decoding: fromFile.stdout, as: UTF8.self) == pythonURL + "\n")
+
+      let encoded = Data(Self.binaryKey).base64EncodedString()
+      let fromVariable = try CLI.run(["sign", url], environment: ["INNERPEACE_SIGNING_KEY": "base64:" + encoded])
+      #expect(fromVariable.status == 0, "\(fromVariable.stderr)")
+      #expect(String(decoding: fromVariable.stdout, as: UTF8.self) == pythonURL + "\n")
+    }
+  }
+
+  /// Two binary keys that differ only in bytes that are not UTF-8 sign differently (before, both
+  /// became the same replacement characters), and 11 bytes are 11 bytes, under the minimum (before,
+  /// 11 bytes of 0xFF were 33 bytes of U+FFFD and passed).
+  @Test func binaryKeysAreTheirBytes() throws {
+    try withTemporaryFolder("innerpeace-sign") { folder in
+      func sign(_ key: [UInt8]) throws -> CommandResult {
+        let file = folder.appendingPathComponent("key-\(UUID().uuidString)")
+        try Data(key).write(to: file)
+        return try CLI.run(["sign", "/card.png?text=hi", "--signing-key-file", file.path])
+      }
+      let first = try sign([UInt8](repeating: 0xFF, count: 40))
+      let second = try sign([UInt8](repeating: 0xFE, count: 40))
+      #expect(first.status == 0 && second.status == 0, "\(first.stderr) \(second.stderr)")
+      #expect(first.stdout != second.stdout, "two keys gave one signature")
+      let short = try sign([UInt8](repeating: 0xFF, count: 11) + [0x0A])
+      #expect(short.status == 64)
+      #expect(short.stderrLines.count == 1 && short.stderr.contains("11 bytes"), "\(short.stderr)")
+      let notBase64 = try CLI.run(["sign", "/card.png"], environment: ["INNERPEACE_SIGNING_KEY": "base64:not base64!"])
+      #expect(notBase64.status == 64)
+      #expect(notBase64.stderrLines.count == 1 && notBase64.stderr.contains("base64"), "\(notBase64.stderr)")
+    }
+  }
+
   private func withKeyFile(_ body: (String) throws -> Void) throws {
     let file = FileManager.default.temporaryDirectory.appendingPathComponent("innerpeace-key-\(UUID().uuidString)")
     try Data((Self.key + "\n").utf8).write(to: file)

@@ -54,6 +54,40 @@ import Testing
     }
   }
 
+  /// A signature has one spelling: its last character carries 4 bits of the 32 bytes, and the
+  /// three characters that differ from it only in the 2 unused bits are refused (before, all four
+  /// decoded to the same bytes and passed).
+  @Test func onlyTheCanonicalSpellingIsAccepted() throws {
+    let signer = try URLSigner(key: Self.key)
+    let parameters = [(name: "text", value: "Hello world"), (name: "preset", value: "og")]
+    #expect(Self.knownSignature.hasSuffix("Q"))
+    #expect(signer.isValid(signature: Self.knownSignature, path: "/card.png", parameters: parameters))
+    for last in ["R", "S", "T"] {
+      let variant = String(Self.knownSignature.dropLast()) + last
+      #expect(!signer.isValid(signature: variant, path: "/card.png", parameters: parameters), "\(variant)")
+    }
+    #expect(!signer.isValid(signature: Self.knownSignature + "=", path: "/card.png", parameters: parameters))
+  }
+
+  /// The key is bytes: the text's UTF-8 bytes, or bytes as given, surrounding ASCII white space
+  /// removed and nothing else; the minimum is counted in bytes.
+  @Test func keysAreBytes() throws {
+    let parameters = [(name: "text", value: "Hello world"), (name: "preset", value: "og")]
+    let text = try URLSigner(key: Self.key).signature(path: "/card.png", parameters: parameters)
+    let bytes = try URLSigner(key: [0x20, 0x0B, 0x0C] + Array(Self.key.utf8) + [0x0D, 0x0A, 0x09])
+    #expect(bytes.signature(path: "/card.png", parameters: parameters) == text)
+    let binary = try URLSigner(key: [UInt8](repeating: 0xFF, count: 32))
+    let other = try URLSigner(key: [UInt8](repeating: 0xFE, count: 32))
+    #expect(
+      binary.signature(path: "/card.png", parameters: parameters)
+        != other.signature(path: "/card.png", parameters: parameters))
+    #expect(throws: URLSigner.KeyError.tooShort(bytes: 11)) { try URLSigner(key: [UInt8](repeating: 0xFF, count: 11)) }
+    // U+00A0 is not ASCII white space: it is two bytes of the key.
+    #expect(throws: URLSigner.KeyError.tooShort(bytes: 31)) {
+      try URLSigner(key: "\u{A0}" + String(repeating: "k", count: 29))
+    }
+  }
+
   @Test func shortKeysAreRefused() {
     #expect(throws: URLSigner.KeyError.tooShort(bytes: 31)) { try URLSigner(key: String(repeating: "k", count: 31)) }
     #expect(throws: URLSigner.KeyError.tooShort(bytes: 0)) { try URLSigner(key: "  \n") }

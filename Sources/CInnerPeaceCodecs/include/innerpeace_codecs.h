@@ -9,6 +9,48 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/// A colour transform to sRGB (LittleCMS 2), made from a photo's embedded colour profile or its
+/// PNG gAMA/cHRM chunks; opaque, owned by the caller (innerpeace_colour_free).
+typedef struct innerpeace_colour innerpeace_colour;
+
+/// How the image's colours are encoded (its colour model, matched against the profile's).
+typedef enum {
+  INNERPEACE_COLOUR_RGB = 0,
+  /// Grey: the pixels are expanded to R = G = B before the transform.
+  INNERPEACE_COLOUR_GREY = 1,
+  /// C M Y K ink amounts (0 = no ink).
+  INNERPEACE_COLOUR_CMYK = 2,
+  /// C M Y K stored as 255 - ink (Adobe's APP14 files).
+  INNERPEACE_COLOUR_CMYK_INVERTED = 3,
+} innerpeace_colour_model;
+
+/// The pixel layout a transform works on, in place, 4 bytes a pixel.
+typedef enum {
+  /// R G B A (not premultiplied); A is kept. CMYK models are not allowed here.
+  INNERPEACE_LAYOUT_RGBA = 0,
+  /// B G R X in (C M Y K for CMYK models), B G R 0xFF out.
+  INNERPEACE_LAYOUT_BGRX = 1,
+} innerpeace_pixel_layout;
+
+/// A transform from an ICC profile (`size` bytes, read by LittleCMS) to sRGB, or NULL when the
+/// profile cannot be used: unreadable or damaged, not for the image's colour model, not a device
+/// or colour-space profile, or no transform can be made of it. Also NULL when the profile is
+/// sRGB itself (a matrix/TRC profile with sRGB's colorants and tone curves, within half a code
+/// value), so that such photos cost nothing extra. Never reads past `size` bytes.
+innerpeace_colour *innerpeace_colour_from_icc(const uint8_t *profile, size_t size, innerpeace_colour_model model,
+                                              innerpeace_pixel_layout layout);
+
+/// A transform from PNG gAMA/cHRM values to sRGB, or NULL when they are invalid. `gamma` is the
+/// gAMA value (the encoding exponent, 0.45455 for 1/2.2), or 0 for none (sRGB's tone curve);
+/// `chromaticities` the cHRM values (white x y, red x y, green x y, blue x y), or NULL for sRGB's.
+innerpeace_colour *innerpeace_colour_from_gamma(double gamma, const double *chromaticities,
+                                                innerpeace_colour_model model, innerpeace_pixel_layout layout);
+
+/// Converts `count` pixels to sRGB in place, in the transform's layout.
+void innerpeace_colour_apply(const innerpeace_colour *colour, uint8_t *pixels, size_t count);
+
+void innerpeace_colour_free(innerpeace_colour *colour);
+
 /// Decodes PNG bytes, averaging each `factor` x `factor` box of source pixels into one output
 /// pixel as the rows stream in, so the full-size image is never held (interlaced images keep one
 /// 16-bit or 32-bit sum per output channel instead). Palette, grey, 1 to 16 bits, alpha and
@@ -18,10 +60,11 @@
 /// `output` holds `output_width * output_height * 4` bytes, where output_width is
 /// ceil(width / factor) and output_height ceil(height / factor) of the PNG's size; a PNG of
 /// another size, wider or taller than `maximum_side`, truncated, or with a bad CRC in a critical
-/// chunk is refused. Returns 0, or -1 with a one-line reason in `message`.
+/// chunk is refused. `colour`, if not NULL (an RGBA-layout transform), converts each row to sRGB
+/// before it is premultiplied and averaged. Returns 0, or -1 with a one-line reason in `message`.
 int innerpeace_png_decode(const uint8_t *data, size_t size, uint32_t factor, uint32_t maximum_side,
-                          uint8_t *output, uint32_t output_width, uint32_t output_height, char *message,
-                          size_t message_size);
+                          const innerpeace_colour *colour, uint8_t *output, uint32_t output_width,
+                          uint32_t output_height, char *message, size_t message_size);
 
 /// Converts `count` CMYK pixels (C M Y K bytes, as libjpeg decodes them) to B G R 0xFF in place.
 /// `inverted`: the file was written by Adobe software (an APP14 "Adobe" marker), which stores

@@ -6,7 +6,13 @@ internal import CInnerPeaceCodecs
 #endif
 
 /// Checks and decodes background photos (JPEG through libturbojpeg, PNG through libpng) to
-/// ``Pixels``, as they are meant to be seen (EXIF orientation applied).
+/// ``Pixels``, as they are meant to be seen (EXIF orientation applied, colours in sRGB).
+///
+/// A photo's colours are converted to sRGB with LittleCMS 2 when the file says they are in
+/// another space: an embedded ICC profile (JPEG APP2 `ICC_PROFILE` segments, PNG `iCCP`) or, in a
+/// PNG without one, `gAMA`/`cHRM` values other than sRGB's. A profile that cannot be used
+/// (damaged, over ``maximumProfileBytes``, for another colour model) is ignored: the photo is
+/// taken as sRGB, as browsers do. A photo without any of these is taken as sRGB at no extra cost.
 ///
 /// ``inspect(_:)`` checks a whole file without decoding its pixels: the structure (JPEG marker
 /// segments through to the end-of-image marker, PNG chunks through to IEND with their CRCs), a
@@ -21,6 +27,21 @@ enum ImageDecoding {
 
   enum Kind { case jpeg, png }
 
+  /// The largest colour profile read; a larger one is ignored (the photo is taken as sRGB).
+  static let maximumProfileBytes = 4 << 20
+
+  /// Where a photo's colours are defined, as its file says.
+  enum ColourSource: Equatable {
+    /// Nothing, or sRGB itself: the pixels are used as they are.
+    case sRGB
+    /// An ICC profile, the concatenation of these byte ranges (JPEG APP2 segments in order).
+    case profile([Range<Int>])
+    /// A zlib-compressed ICC profile (a PNG iCCP chunk's data).
+    case compressedProfile(Range<Int>)
+    /// PNG gAMA (the encoding exponent) and cHRM values (white, red, green, blue x and y).
+    case chunks(gamma: Double?, chromaticities: [Double]?)
+  }
+
   /// What a checked image is.
   struct Header: Equatable {
     let kind: Kind
@@ -33,6 +54,12 @@ enum ImageDecoding {
     let cmyk: Bool
     /// A JPEG with Adobe's APP14 marker: its CMYK values are stored inverted.
     let adobe: Bool
+    /// A grey image (a one-component JPEG, a PNG of colour type 0 or 4).
+    var grey = false
+    /// A PNG with an alpha channel or a tRNS chunk.
+    var alpha = false
+    /// Where its colours are defined.
+    var colour = ColourSource.sRGB
 
     /// The size as seen: orientations 5 to 8 turn the picture a quarter.
     var width: Int { orientation >= 5 ? storedHeight : storedWidth }
@@ -94,16 +121,24 @@ enum ImageDecoding {
     }
     // Decode as stored: for a picture turned a quarter, the canvas turns with it.
     let storedTarget = header.orientation >= 5 ? (target.height, target.width) : target
-    let pixels: Pixels
+    var pixels: Pixels
     switch header.kind {
-    case .jpeg: pixels = try decodeJPEG(bytes, header: header, covering: storedTarget)
-    case .png: pixels = try decodePNG(bytes, header: header, covering: storedTarget)
+    case .jpeg:
+      let colour = ColourTransform(header, bytes, layout: INNERPEACE_LAYOUT_BGRX)
+      pixels = try decodeJPEG(bytes, header: header, colour: colour, covering: storedTarget)
+    case .png:
+      // With alpha, each row is converted before it is premultiplied; an opaque PNG is converted
+      // once reduced, as a JPEG is (a quarter of the work at half size).
+      let layout = header.alpha ? INNERPEACE_LAYOUT_RGBA : INNERPEACE_LAYOUT_BGRX
+      let colour = ColourTransform(header, bytes, layout: layout)
+      pixels = try decodePNG(bytes, header: header, colour: header.alpha ? colour : nil, covering: storedTarget)
+      if !header.alpha, let colour { colour.apply(&pixels.bytes) }
     }
     return oriented(pixels, header.orientation)
   }
 
   private static func decodeJPEG(
-    _ bytes: [UInt8], header: Header, covering target: (width: Int, height: Int)
+    _ bytes: [UInt8], header: Header, colour: ColourTransform?, covering target: (width: Int, height: Int)
   ) throws(InnerPeaceError) -> Pixels {
     guard let handle = tjInitDecompress() else {
       throw .decodingFailed(reason: "libturbojpeg could not start")
@@ -163,7 +198,9 @@ enum ImageDecoding {
       failure = message
     }
     if let failure { throw .decodingFailed(reason: failure) }
-    if header.cmyk {
+    if let colour {
+      colour.apply(&pixels.bytes)
+    } else if header.cmyk {
       pixels.bytes.withUnsafeMutableBufferPointer {
         innerpeace_cmyk_to_bgrx($0.baseAddress, chosen.width * chosen.height, header.adobe ? 1 : 0)
       }
@@ -172,7 +209,7 @@ enum ImageDecoding {
   }
 
   private static func decodePNG(
-    _ bytes: [UInt8], header: Header, covering target: (width: Int, height: Int)
+    _ bytes: [UInt8], header: Header, colour: ColourTransform?, covering target: (width: Int, height: Int)
   ) throws(InnerPeaceError) -> Pixels {
     let width = header.storedWidth
     let height = header.storedHeight
@@ -187,7 +224,7 @@ enum ImageDecoding {
         message.withUnsafeMutableBufferPointer { text in
           innerpeace_png_decode(
             source.baseAddress, source.count, UInt32(factor), UInt32(Limits.maximumPictureSide),
-            buffer.baseAddress,
+            colour?.handle, buffer.baseAddress,
             UInt32(reduced.width), UInt32(reduced.height), text.baseAddress, text.count)
         }
       }
@@ -254,7 +291,7 @@ enum JPEGStructure {
     return ImageDecoding.Header(
       kind: .jpeg, storedWidth: walked.width, storedHeight: walked.height,
       orientation: walked.orientation, cmyk: cmyk,
-      adobe: walked.adobe)
+      adobe: walked.adobe, grey: colourspace == TJCS_GRAY.rawValue, colour: walked.profile)
   }
 
   /// libjpeg warnings that mean the pixels are damaged (as opposed to a harmless oddity).
@@ -268,6 +305,22 @@ enum JPEGStructure {
     var height = 0
     var orientation = 1
     var adobe = false
+    /// The ICC profile of the APP2 segments, when they make a whole one.
+    var profile = ImageDecoding.ColourSource.sRGB
+  }
+
+  /// The ICC profile carried in APP2 `ICC_PROFILE` segments (`(sequence number, count, data)`),
+  /// as libjpeg reads it: numbered 1 to count, each once, all agreeing on the count, at most
+  /// ``ImageDecoding/maximumProfileBytes`` in all. Anything else is no profile.
+  static func profile(_ segments: [(number: Int, count: Int, data: Range<Int>)]) -> ImageDecoding.ColourSource {
+    guard let count = segments.first?.count, count > 0, segments.count == count,
+      segments.allSatisfy({ $0.count == count })
+    else { return .sRGB }
+    let ordered = segments.sorted { $0.number < $1.number }
+    guard ordered.map(\.number).elementsEqual(1...count),
+      ordered.reduce(0, { $0 + $1.data.count }) <= ImageDecoding.maximumProfileBytes
+    else { return .sRGB }
+    return .profile(ordered.map(\.data))
   }
 
   static func walk(_ bytes: UnsafeBufferPointer<UInt8>) throws(ImageDecoding.ProbeFailure) -> Walk {
@@ -277,6 +330,7 @@ enum JPEGStructure {
     var sawFrame = false
     var sawScan = false
     var sawExif = false
+    var profileSegments: [(number: Int, count: Int, data: Range<Int>)] = []
     var index = 2
     while true {
       guard index < count else { throw truncated }
@@ -290,6 +344,7 @@ enum JPEGStructure {
       switch marker {
       case 0xD9:
         guard sawScan else { throw ImageDecoding.ProbeFailure("the JPEG has no image data") }
+        if !profileSegments.isEmpty { result.profile = profile(profileSegments) }
         return result
       case 0x01, 0xD0...0xD7:
         continue
@@ -309,6 +364,14 @@ enum JPEGStructure {
         sawExif = true
         result.orientation =
           Exif.orientation(bytes, in: (payload.lowerBound + 6)..<payload.upperBound) ?? 1
+      case 0xE2
+      where !sawScan && payload.count >= 14
+        && bytes[payload.prefix(12)].elementsEqual(Array("ICC_PROFILE\0".utf8)):
+        profileSegments.append(
+          (
+            Int(bytes[payload.lowerBound + 12]), Int(bytes[payload.lowerBound + 13]),
+            (payload.lowerBound + 14)..<payload.upperBound
+          ))
       case 0xEE
       where payload.count >= 12 && bytes[payload.prefix(5)].elementsEqual(Array("Adobe".utf8)):
         result.adobe = true
@@ -385,6 +448,8 @@ enum PNGStructure {
     var orientation = 1
     var sawPalette = false
     var sawData = false
+    var sawTransparency = false
+    var colour = Colour()
     var index = 8
     var first = true
     while true {
@@ -443,7 +508,8 @@ enum PNGStructure {
         guard sawData else { throw ImageDecoding.ProbeFailure("the PNG has no image data") }
         return ImageDecoding.Header(
           kind: .png, storedWidth: width, storedHeight: height, orientation: orientation,
-          cmyk: false, adobe: false)
+          cmyk: false, adobe: false, grey: colourType == 0 || colourType == 4,
+          alpha: colourType == 4 || colourType == 6 || sawTransparency, colour: colour.source)
       case "eXIf":
         // A TIFF structure, sometimes (against the specification) after an Exif APP1 prefix.
         var tiff = data
@@ -454,6 +520,14 @@ enum PNGStructure {
         if Int(crc) == be32(data.upperBound) {
           orientation = Exif.orientation(bytes, in: tiff) ?? 1
         }
+      case "tRNS":
+        sawTransparency = true
+      case "iCCP", "sRGB", "gAMA", "cHRM":
+        // As libpng reads them: before PLTE and IDAT, the first of each, with a good CRC.
+        guard !sawPalette, !sawData,
+          Int(libdeflate_crc32(0, bytes.baseAddress! + index + 4, 4 + length)) == be32(data.upperBound)
+        else { break }
+        colour.read(name, bytes, data)
       default:
         if critical {
           throw ImageDecoding.ProbeFailure("the PNG has an unknown critical chunk \(name)")
@@ -462,6 +536,120 @@ enum PNGStructure {
       first = false
       index = data.upperBound + 4
     }
+  }
+}
+
+extension PNGStructure {
+  /// A PNG's colour chunks, and what they make together.
+  struct Colour {
+    var profile: Range<Int>?
+    var sRGB = false
+    var gamma: Double?
+    var chromaticities: [Double]?
+    var seen: Set<String> = []
+
+    mutating func read(_ name: String, _ bytes: UnsafeBufferPointer<UInt8>, _ data: Range<Int>) {
+      guard seen.insert(name).inserted else { return }
+      func be32(_ offset: Int) -> Int {
+        Int(bytes[offset]) << 24 | Int(bytes[offset + 1]) << 16 | Int(bytes[offset + 2]) << 8
+          | Int(bytes[offset + 3])
+      }
+      switch name {
+      case "iCCP":
+        // A name of 1 to 79 bytes, a zero byte, compression method 0, then the zlib stream.
+        guard let end = bytes[data].firstIndex(of: 0), (1...79).contains(end - data.lowerBound),
+          end + 2 < data.upperBound, bytes[end + 1] == 0
+        else { return }
+        profile = (end + 2)..<data.upperBound
+      case "sRGB":
+        sRGB = data.count == 1
+      case "gAMA":
+        guard data.count == 4, be32(data.lowerBound) > 0 else { return }
+        gamma = Double(be32(data.lowerBound)) / 100_000
+      case "cHRM":
+        guard data.count == 32 else { return }
+        chromaticities = (0..<8).map { Double(be32(data.lowerBound + 4 * $0)) / 100_000 }
+      default:
+        break
+      }
+    }
+
+    /// sRGB's cHRM values.
+    static let sRGBChromaticities = [0.3127, 0.3290, 0.64, 0.33, 0.30, 0.60, 0.15, 0.06]
+
+    /// In the PNG specification's order: iCCP, then sRGB, then gAMA and cHRM. gAMA within 1 % of
+    /// 1/2.2 and cHRM within 0.01 of sRGB's (what encoders write beside an sRGB chunk, or alone
+    /// for sRGB) are sRGB.
+    var source: ImageDecoding.ColourSource {
+      if let profile { return .compressedProfile(profile) }
+      if sRGB || (gamma == nil && chromaticities == nil) { return .sRGB }
+      let sRGBGamma = gamma.map { abs($0 - 1 / 2.2) <= 0.01 / 2.2 } ?? true
+      let sRGBPrimaries =
+        chromaticities.map { zip($0, Self.sRGBChromaticities).allSatisfy { abs($0 - $1) <= 0.01 } } ?? true
+      if sRGBGamma && sRGBPrimaries { return .sRGB }
+      return .chunks(gamma: gamma, chromaticities: chromaticities)
+    }
+  }
+}
+
+// MARK: Colour management
+
+/// Owns a LittleCMS transform to sRGB made from a photo's colour profile or PNG colour chunks;
+/// `nil` (no transform, no cost) for a photo in sRGB or with a profile that cannot be used.
+final class ColourTransform {
+  let handle: OpaquePointer
+
+  init?(_ header: ImageDecoding.Header, _ bytes: [UInt8], layout: innerpeace_pixel_layout) {
+    let model =
+      header.cmyk
+      ? (header.adobe ? INNERPEACE_COLOUR_CMYK_INVERTED : INNERPEACE_COLOUR_CMYK)
+      : header.grey ? INNERPEACE_COLOUR_GREY : INNERPEACE_COLOUR_RGB
+    let made: OpaquePointer?
+    switch header.colour {
+    case .sRGB:
+      return nil
+    case .profile(let ranges):
+      let profile = ranges.count == 1 ? Array(bytes[ranges[0]]) : ranges.flatMap { bytes[$0] }
+      made = profile.withUnsafeBufferPointer {
+        innerpeace_colour_from_icc($0.baseAddress, $0.count, model, layout)
+      }
+    case .compressedProfile(let range):
+      guard let profile = Self.inflate(bytes, range) else { return nil }
+      made = profile.withUnsafeBufferPointer {
+        innerpeace_colour_from_icc($0.baseAddress, $0.count, model, layout)
+      }
+    case .chunks(let gamma, let chromaticities):
+      made = (chromaticities ?? []).withUnsafeBufferPointer {
+        innerpeace_colour_from_gamma(gamma ?? 0, chromaticities == nil ? nil : $0.baseAddress, model, layout)
+      }
+    }
+    guard let made else { return nil }
+    handle = made
+  }
+
+  deinit { innerpeace_colour_free(handle) }
+
+  /// Converts pixels (4 bytes each, in the layout the transform was made for) in place.
+  func apply(_ pixels: inout [UInt8]) {
+    pixels.withUnsafeMutableBufferPointer {
+      innerpeace_colour_apply(handle, $0.baseAddress, $0.count / 4)
+    }
+  }
+
+  /// A zlib stream's content, if it is whole and at most ``ImageDecoding/maximumProfileBytes``.
+  static func inflate(_ bytes: [UInt8], _ range: Range<Int>) -> [UInt8]? {
+    guard let decompressor = libdeflate_alloc_decompressor() else { return nil }
+    defer { libdeflate_free_decompressor(decompressor) }
+    var size = 0
+    var result: libdeflate_result = LIBDEFLATE_BAD_DATA
+    let inflated = [UInt8](unsafeUninitializedCapacity: ImageDecoding.maximumProfileBytes) { buffer, count in
+      result = bytes.withUnsafeBufferPointer { source in
+        libdeflate_zlib_decompress(
+          decompressor, source.baseAddress! + range.lowerBound, range.count, buffer.baseAddress, buffer.count, &size)
+      }
+      count = result == LIBDEFLATE_SUCCESS ? size : 0
+    }
+    return result == LIBDEFLATE_SUCCESS ? inflated : nil
   }
 }
 
