@@ -152,13 +152,21 @@ struct CardRoutes<Renderer: CardRendering> {
     headers[.contentType] = card.format.mediaType
     headers[.contentLength] = String(card.byteCount)
     if let index = card.quoteIndex { headers[.quoteIndex] = String(index) }
-    if let picture = card.picture { headers[.picture] = picture }
+    if let picture = card.picture { headers[.picture] = percentEncoded(picture) }
     headers[.fontSize] = String(card.fontSize)
     headers[.textTruncated] = card.truncated ? "true" : "false"
     headers[.missingGlyphs] = String(card.missingGlyphs)
-    headers[.shareMessage] = percentEncoded(card.shareMessage)
+    // Only when short: a long text's message would make a header block that proxies refuse
+    // (nginx answers 502 past its 4 KiB buffer). It is always in /quotes/{index} and on the page.
+    let share = percentEncoded(card.shareMessage)
+    if share.utf8.count <= Self.maximumShareMessageHeaderBytes { headers[.shareMessage] = share }
     return headers
   }
+
+  /// The longest `X-Share-Message` sent, in bytes once percent-encoded; a longer message is left
+  /// out. With every other header (two URLs of at most a kilobyte each), a card's header block
+  /// stays under 4 KiB, the smallest buffer common proxies use.
+  static var maximumShareMessageHeaderBytes: Int { 1_024 }
 
   private func response(_ card: ServedCard, headers: HTTPFields) -> Response {
     Response(status: .ok, headers: headers, body: .init(byteBuffer: card.body))
