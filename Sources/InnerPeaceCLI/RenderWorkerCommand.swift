@@ -19,8 +19,16 @@ struct RenderWorkerCommand: ParsableCommand {
     help: ArgumentHelp("Memory for decoded, scaled photos, in MiB.", valueName: "MiB"))
   var backgroundCacheMegabytes = ServeCommand.defaultBackgroundCacheMegabytes
 
+  @Option(
+    name: .customLong("catalog-fixed-since"),
+    help: ArgumentHelp(
+      "Nanoseconds since 1970 before the server loaded the catalog: a photo changed after is refused.",
+      valueName: "ns"))
+  var catalogFixedSince: Int64?
+
   func run() throws {
-    let catalog = try catalog.load()
+    var catalog = try catalog.load()
+    catalog.fixedSinceNanoseconds = catalogFixedSince
     let renderer = try CardRenderer(catalog: catalog, backgroundCacheBytes: max(0, backgroundCacheMegabytes) << 20)
     throw ExitCode(
       RenderWorker.serve(renderer: renderer) {

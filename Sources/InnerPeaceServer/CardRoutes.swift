@@ -49,7 +49,7 @@ struct CardRoutes<Renderer: CardRendering> {
     let picture = try pictureParameter(query) ?? service.catalog.pictures[index % service.catalog.pictures.count]
     let key = catalogKey(quote: index, picture: picture, options: options)
     let etag = service.etag(for: key)
-    let cacheControl = service.links.cacheControl(forVersion: query["v"])
+    let cacheControl = service.links.linkedCacheControl(forVersion: query["v"])
     if var notModified = Revalidation.notModified(request, etag: etag, cacheControl: cacheControl) {
       if options.negotiated { notModified.headers[.vary] = "Accept" }
       return notModified
@@ -110,7 +110,8 @@ struct CardRoutes<Renderer: CardRendering> {
     let day = DailyQuote(at: now, timeZone: service.configuration.timeZone, catalog: service.catalog)
     let etag = service.etag(
       for: "\(day.date)|\(catalogKey(quote: day.quoteIndex, picture: day.picture, options: options))")
-    let cacheControl = "public, max-age=\(day.secondsUntilEnd(from: now))"
+    // Private unless the origin of its Content-Location is checked.
+    let cacheControl = service.links.cacheControl("public, max-age=\(day.secondsUntilEnd(from: now))")
     if var notModified = Revalidation.notModified(request, etag: etag, cacheControl: cacheControl) {
       if options.negotiated { notModified.headers[.vary] = "Accept" }
       return notModified
