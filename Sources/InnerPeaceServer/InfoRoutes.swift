@@ -23,7 +23,8 @@ struct InfoRoutes<Renderer: CardRendering> {
   func quotes(_ request: Request, _ query: QueryParameters) async throws -> Response {
     let count = service.catalog.quotes.count
     let limit = try Self.wholeNumber(query, "limit", 1...Self.maximumPageSize) ?? Self.defaultPageSize
-    let offset = min(try Self.wholeNumber(query, "offset", 0...Int.max) ?? 0, count)
+    let requestedOffset = try Self.wholeNumber(query, "offset", 0...Int.max) ?? 0
+    let offset = min(requestedOffset, count)
     let end = offset + min(limit, count - offset)
     let links = service.links
     let origin = links.origin(of: request)

@@ -74,10 +74,12 @@ import Testing
         #expect(reply.status == 200, "\(path.prefix(80)): \(reply)")
         let bytes = Self.headerBlockBytes(reply)
         #expect(
-          bytes + Self.serverAllowance < 4_096, "\(path.prefix(80)): a header block of \(bytes) bytes: \(reply.headers)")
+          bytes + Self.serverAllowance < 4_096, "\(path.prefix(80)): a header block of \(bytes) bytes: \(reply.headers)"
+        )
         for field in reply.headers {
           #expect(
-            field.value.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }, "\(field.name) is not ASCII: \(field.value.prefix(80))")
+            field.value.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F },
+            "\(field.name) is not ASCII: \(field.value.prefix(80))")
         }
         #expect(reply.header("X-Picture").flatMap(percentDecoded) == Self.longPicture, "\(path.prefix(80))")
       }

@@ -3,8 +3,9 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import InnerPeace
-@testable import InnerPeaceServer
 import Testing
+
+@testable import InnerPeaceServer
 
 /// No request's host reaches a cached response unchecked: the absolute-form target wins over
 /// `Host`, an HTTP/1.1 request without exactly one `Host` is a 400, `allowedHosts` refuses other
@@ -51,10 +52,16 @@ import Testing
       for (name, head) in [
         ("no Host", "GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n"),
         ("two Host fields", "GET /healthz HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\nConnection: close\r\n\r\n"),
-        ("two Host fields, absolute form", "GET http://a.example/healthz HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\nConnection: close\r\n\r\n"),
+        (
+          "two Host fields, absolute form",
+          "GET http://a.example/healthz HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\nConnection: close\r\n\r\n"
+        ),
         ("absolute form, no Host", "GET http://a.example/healthz HTTP/1.1\r\nConnection: close\r\n\r\n"),
         ("a Host that is no host", "GET /healthz HTTP/1.1\r\nHost: a\"b<c\r\nConnection: close\r\n\r\n"),
-        ("a target authority with user info", "GET http://me@a.example/healthz HTTP/1.1\r\nHost: a.example\r\nConnection: close\r\n\r\n"),
+        (
+          "a target authority with user info",
+          "GET http://me@a.example/healthz HTTP/1.1\r\nHost: a.example\r\nConnection: close\r\n\r\n"
+        ),
       ] {
         let reply = try await Self.raw(port, head)
         expectError(reply, status: 400)
@@ -149,7 +156,10 @@ import Testing
       ]
       #expect(try await pageURL(forwarded) == "https://cards.example:8443/q/0")
     }
-    #expect(ForwardedHeader.lastElement(["for=a;host=\"x,y\", For=b;HOST=\"c\\\"d\";proto=https"]) == ["for": "b", "host": "c\"d", "proto": "https"])
+    #expect(
+      ForwardedHeader.lastElement(["for=a;host=\"x,y\", For=b;HOST=\"c\\\"d\";proto=https"]) == [
+        "for": "b", "host": "c\"d", "proto": "https",
+      ])
     #expect(ForwardedHeader.lastElement(["for=a;host=\"x,y;z\""]) == ["for": "a", "host": "x,y;z"])
     #expect(ForwardedHeader.lastElement([]) == [:])
     #expect(ForwardedHeader.lastValue(["a, b", "c,  d "]) == "d")

@@ -84,14 +84,27 @@ extension FontSetup {
   /// The faces a card asks fontconfig for: the bundled italic (its family, with `bundledFontPath`
   /// preferred as ``threadFontMap(bundledFontPath:)`` makes it) and every companion face of
   /// ``TextAttributes/Face`` (family, slant, language).
-  static func cardFaces(bundledFontPath: String) -> [(name: String, family: String, italic: Bool, language: String?, file: String?)] {
+  static func cardFaces(bundledFontPath: String) -> [CardFace] {
     let companions: [TextAttributes.Face] = [
       .cjkSC, .cjkJP, .cjkKR, .arabic, .hebrew, .devanagari, .thai, .serifItalic, .serifUpright,
     ]
-    return [("bundled", family, true, nil, bundledFontPath)]
-      + companions.map { face in
-        ("\(face)", face.family ?? family, !face.isUpright, face.language, nil)
-      }
+    var faces = [CardFace(name: "bundled", family: family, italic: true, language: nil, file: bundledFontPath)]
+    for face in companions {
+      faces.append(
+        CardFace(
+          name: "\(face)", family: face.family ?? family, italic: !face.isUpright, language: face.language, file: nil))
+    }
+    return faces
+  }
+
+  /// A face as fontconfig is asked for it.
+  struct CardFace {
+    let name: String
+    let family: String
+    let italic: Bool
+    let language: String?
+    /// The file preferred for the family (the bundled one), if any.
+    let file: String?
   }
 
   /// The font files each face a card asks for resolves to, in fontconfig's order of preference:
