@@ -34,8 +34,10 @@ public func buildApplication(
   let logger = makeLogger(configuration)
   if configuration.publicURL == nil && configuration.allowedHosts.isEmpty {
     logger.warning(
-      "neither --public-url nor --allowed-host is set: links are made from each request's Host, and the"
-        + " pages, feeds, /quotes and cards that carry them are sent Cache-Control: private")
+      """
+      neither --public-url nor --allowed-host is set: links are made from each request's Host, and \
+      the pages, feeds, /quotes and cards that carry them are sent Cache-Control: private
+      """)
   }
   let service = CardService(renderer: renderer, configuration: configuration, logger: logger)
   try service.waitUntilRenderersReady()

@@ -146,15 +146,18 @@ import Testing
       let appended: HTTPFields = [
         .xForwardedHost: "evil.example, cards.example", .xForwardedProto: "http, https",
       ]
-      #expect(try await pageURL(appended) == "https://cards.example/q/0")
+      let viaAppended = try await pageURL(appended)
+      #expect(viaAppended == "https://cards.example/q/0")
       var twoFields = HTTPFields()
       twoFields.append(HTTPField(name: .xForwardedHost, value: "evil.example"))
       twoFields.append(HTTPField(name: .xForwardedHost, value: "cards.example"))
-      #expect(try await pageURL(twoFields) == "http://cards.example/q/0")
+      let viaTwoFields = try await pageURL(twoFields)
+      #expect(viaTwoFields == "http://cards.example/q/0")
       let forwarded: HTTPFields = [
         .forwarded: "for=192.0.2.1;host=evil.example;proto=http, for=192.0.2.2;host=\"cards.example:8443\";proto=https"
       ]
-      #expect(try await pageURL(forwarded) == "https://cards.example:8443/q/0")
+      let viaForwarded = try await pageURL(forwarded)
+      #expect(viaForwarded == "https://cards.example:8443/q/0")
     }
     #expect(
       ForwardedHeader.lastElement(["for=a;host=\"x,y\", For=b;HOST=\"c\\\"d\";proto=https"]) == [
