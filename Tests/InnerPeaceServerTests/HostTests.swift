@@ -126,7 +126,9 @@ import Testing
         }
         if let etag = reply.header("ETag") {
           let revalidated = try await client.get(path, ifNoneMatch: etag)
-          #expect(revalidated.status == 304 && revalidated.header("Cache-Control") == policy, "\(path)")
+          // The same policy (the max-age of /today counts down between the two requests).
+          let word = { (value: String?) in value?.prefix { $0 != "," } }
+          #expect(revalidated.status == 304 && word(revalidated.header("Cache-Control")) == word(policy), "\(path)")
         }
       }
       // Cards without links from the host stay public either way.
