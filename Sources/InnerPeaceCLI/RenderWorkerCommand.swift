@@ -23,7 +23,7 @@ struct RenderWorkerCommand: ParsableCommand {
     name: .customLong("catalog-fixed-since"),
     help: ArgumentHelp(
       "Nanoseconds since 1970 before the server loaded the catalog: a photo changed after is refused.",
-      valueName: "ns"))
+      valueName: "ns", visibility: .hidden))
   var catalogFixedSince: Int64?
 
   func run() throws {
