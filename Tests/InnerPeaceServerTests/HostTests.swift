@@ -137,6 +137,23 @@ import Testing
     }
   }
 
+  /// `serve` without a public URL or allowed hosts says once, at start-up, that links from the
+  /// request's host are cached privately; with either, it says nothing of it.
+  @Test(.timeLimit(.minutes(1)))
+  func startUpWarnsOnceWithoutACheckedOrigin() async throws {
+    let warning = "neither --public-url nor --allowed-host is set"
+    for (extra, warns) in [
+      ([String](), true), (["--allowed-host", "localhost"], false), (["--public-url", "https://cards.example"], false),
+    ] {
+      let server = try await ServerProcess.start(
+        arguments: ["serve", "--port", "0", "--in-process", "--concurrency", "1"] + extra)
+      defer { server.stop() }
+      #expect(server.port != nil, "\(server.stderr)")
+      let count = server.stderr.components(separatedBy: warning).count - 1
+      #expect(count == (warns ? 1 : 0), "\(extra): \(server.stderr)")
+    }
+  }
+
   /// Behind a trusted proxy, the value the nearest proxy appended counts, not the client's.
   @Test func forwardedValuesAreTheNearestProxys() async throws {
     var trusting = testConfiguration()
