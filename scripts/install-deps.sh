@@ -15,7 +15,8 @@ PACKAGES=(
 if [ "${1:-}" = "--with-test-tools" ]; then
   # The page's browser test (Chromium over DevTools) and the iCalendar check, with Debian's python3.
   # bsdutils: `script`, the pseudo-terminal the command-line tests draw progress bars and tables on.
-  PACKAGES+=(chromium python3 python3-websocket python3-icalendar python3-venv bsdutils)
+  # nginx: the reverse proxy the header-size test (Tests/proxy/nginx_test.py) sends cards through.
+  PACKAGES+=(chromium python3 python3-websocket python3-icalendar python3-venv bsdutils nginx)
 fi
 
 # Python test tools from PyPI, pinned, in one virtualenv (.build/pytools) made with the python3 on

@@ -16,6 +16,9 @@ public enum InnerPeaceError: Error, Equatable, Sendable, CustomStringConvertible
   case pictureUnknown(name: String)
   /// A catalog picture whose file cannot be read or decoded as JPEG or PNG.
   case pictureUndecodable(name: String, reason: String)
+  /// A catalog picture whose file has been replaced or written since the catalog was loaded: its
+  /// bytes are not the ones the catalog stands for, until the catalog is loaded again.
+  case pictureChanged(name: String)
   /// Image bytes that cannot be decoded as JPEG or PNG (the decoder's own error; the renderer
   /// reports a catalog picture's as ``pictureUndecodable(name:reason:)``).
   case decodingFailed(reason: String)
@@ -68,6 +71,8 @@ public enum InnerPeaceError: Error, Equatable, Sendable, CustomStringConvertible
       return "no picture named '\(name)' in the catalog"
     case .pictureUndecodable(let name, let reason):
       return "picture '\(name)' cannot be decoded: \(reason)"
+    case .pictureChanged(let name):
+      return "picture '\(name)' has changed since the catalog was loaded; load the catalog again"
     case .decodingFailed(let reason):
       return "the image cannot be decoded: \(reason)"
     case .quoteIndexOutOfRange(let index, let count):

@@ -149,7 +149,7 @@ enum ExitStatus {
   static func code(for error: InnerPeaceError) -> Int32 {
     switch error {
     case .catalogUnreadable, .pictureMissing: noInput
-    case .catalogMalformed, .catalogInvalid, .pictureUndecodable, .decodingFailed: dataError
+    case .catalogMalformed, .catalogInvalid, .pictureUndecodable, .pictureChanged, .decodingFailed: dataError
     case .pictureNameInvalid, .pictureUnknown, .quoteIndexOutOfRange, .textInvalid, .authorInvalid, .presetUnknown,
       .sizeInvalid, .formatUnknown, .transparencyUnsupported, .shardMalformed, .shardOutOfRange, .presetListEmpty,
       .quoteCountOutOfRange, .dayCountOutOfRange, .hourOutOfRange:

@@ -19,8 +19,17 @@ struct RenderWorkerCommand: ParsableCommand {
     help: ArgumentHelp("Memory for decoded, scaled photos, in MiB.", valueName: "MiB"))
   var backgroundCacheMegabytes = ServeCommand.defaultBackgroundCacheMegabytes
 
+  @Option(
+    name: .customLong("catalog-fixed-since"),
+    help: ArgumentHelp(
+      "Nanoseconds since 1970 before the server loaded the catalog: a photo changed after is refused.",
+      valueName: "ns", visibility: .hidden))
+  var catalogFixedSince: Int64?
+
   /// This very binary (`/proc/self/exe`, even if the file has been replaced since) as a render
-  /// worker: how `serve` and `batch` start theirs.
+  /// worker: how `serve` and `batch` start theirs. The time is taken now, before the caller loads
+  /// its catalog, so a worker (re)started after a photo changed still refuses it (see
+  /// `Catalog.fixedSinceNanoseconds`).
   static func launch(catalog: String?, backgroundCacheMegabytes: Int) -> WorkerLaunch {
     #if os(Linux)
       let executable = "/proc/self/exe"
@@ -30,11 +39,13 @@ struct RenderWorkerCommand: ParsableCommand {
     var arguments = [CommandLine.arguments[0], "render-worker"]
     if let catalog { arguments += ["--catalog", catalog] }
     arguments += ["--background-cache-mb", String(backgroundCacheMegabytes)]
+    arguments += ["--catalog-fixed-since", String(Int64(Date().timeIntervalSince1970 * 1_000_000_000))]
     return WorkerLaunch(executable: executable, arguments: arguments)
   }
 
   func run() throws {
-    let catalog = try catalog.load()
+    var catalog = try catalog.load()
+    catalog.fixedSinceNanoseconds = catalogFixedSince
     let renderer = try CardRenderer(catalog: catalog, backgroundCacheBytes: max(0, backgroundCacheMegabytes) << 20)
     throw ExitCode(
       RenderWorker.serve(renderer: renderer) {

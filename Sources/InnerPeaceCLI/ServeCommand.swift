@@ -86,9 +86,19 @@ struct ServeCommand: AsyncParsableCommand {
       valueName: "origin"))
   var publicURL: String?
 
+  @Option(
+    name: .customLong("allowed-host"),
+    help: ArgumentHelp(
+      "A host the service answers for (repeatable): name (any port) or name:port; another Host gets 400.",
+      valueName: "host"))
+  var allowedHosts: [String] = []
+
   @Flag(
     name: .customLong("trust-forwarded-headers"),
-    help: "Take the origin from X-Forwarded-Proto and X-Forwarded-Host (only behind a proxy that sets them).")
+    help: """
+      Take the origin from the nearest proxy's X-Forwarded-Proto and X-Forwarded-Host (their last \
+      values) or Forwarded (only behind a proxy that sets them).
+      """)
   var trustForwardedHeaders = false
 
   @OptionGroup var signingKey: SigningKeyOptions
@@ -242,6 +252,7 @@ struct ServeCommand: AsyncParsableCommand {
     configuration.publicURL = publicURL
     configuration.reminderHour = reminderHour
     configuration.trustsForwardedHeaders = trustForwardedHeaders
+    configuration.allowedHosts = allowedHosts
     configuration.urlSigner = try signingKey.signer()
     configuration.signsAllImages = signAllImages
     if let timeZone { configuration.timeZone = timeZone }

@@ -32,6 +32,13 @@ public func buildApplication(
     catalog: catalog,
     backgroundCacheBytes: configuration.renderIsolation.isThreads ? configuration.backgroundCacheMegabytes << 20 : 0)
   let logger = makeLogger(configuration)
+  if configuration.publicURL == nil && configuration.allowedHosts.isEmpty {
+    logger.warning(
+      """
+      neither --public-url nor --allowed-host is set: links are made from each request's Host, and \
+      the pages, feeds, /quotes and cards that carry them are sent Cache-Control: private
+      """)
+  }
   let service = CardService(renderer: renderer, configuration: configuration, logger: logger)
   try service.waitUntilRenderersReady()
   return buildApplication(service: service, logger: logger, onServerRunning: onServerRunning)
@@ -65,6 +72,7 @@ public func buildRouter<Renderer: CardRendering>(service: CardService<Renderer>)
   let router = Router(context: BasicRequestContext.self, options: .autoGenerateHeadEndpoints)
   router.add(middleware: RequestLogMiddleware(metrics: service.metrics))
   router.add(middleware: JSONErrorMiddleware(knownPath: { Routes.matches($0) }))
+  router.add(middleware: HostMiddleware(links: service.links))
   ServiceRoutes(service: service).add(to: router)
   return router
 }
@@ -82,7 +90,8 @@ public func buildApplication<Renderer: CardRendering>(
   var app = Application(
     router: buildRouter(service: service),
     server: HTTPServerBuilder { responder in
-      GuardedHTTP1Channel(responder: responder, configuration: configuration, connections: connections)
+      TargetCheckedHTTP1Channel(
+        base: GuardedHTTP1Channel(responder: responder, configuration: configuration, connections: connections))
     },
     configuration: .init(
       address: .hostname(configuration.host, port: configuration.port), serverName: "innerpeace",

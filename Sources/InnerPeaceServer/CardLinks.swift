@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import InnerPeace
+import NIOConcurrencyHelpers
 
 /// Where the service serves a quote's page, for whoever links to it (the feeds, `schedule`).
 public enum QuotePage {
@@ -20,32 +21,73 @@ struct CardLinks: Sendable {
   let version: String
   /// The configured public origin (`https://host[:port]`), if any.
   let publicURL: String?
-  /// Whether `X-Forwarded-Proto` and `X-Forwarded-Host` decide the origin when no public URL is set.
+  /// Whether the nearest proxy's `X-Forwarded-Proto`/`X-Forwarded-Host` (or `Forwarded`) decide
+  /// the origin when no public URL is set.
   let trustsForwardedHeaders: Bool
+  /// The hosts the service answers for (``ServerConfiguration/allowedHosts``); empty: any.
+  var allowedHosts: [String] = []
   /// Signs the card URLs the service hands out, when every image URL must be signed.
   var imageSigner: URLSigner? = nil
 
+  /// Whether the origin of absolute URLs is the operator's: a public URL, or a host checked
+  /// against the allowed hosts. When it is not, a response that carries the request's host in a
+  /// link may only be cached privately (``cacheControl(_:)``).
+  var originIsChecked: Bool { publicURL != nil || !allowedHosts.isEmpty }
+
   /// The origin absolute URLs start with: the public URL if one is configured, else the scheme
-  /// and `Host` of the request (`X-Forwarded-*` only when trusted).
+  /// and host of the request (``requestedOrigin(of:)``).
   func origin(of request: Request) -> String {
     if let publicURL { return publicURL }
+    let requested = requestedOrigin(of: request)
+    guard let host = requested.host, Self.isValidHost(host) else { return "http://localhost" }
+    return "\(requested.scheme)://\(host)"
+  }
+
+  /// The scheme and host a request names: its `Host` (the connection puts an absolute-form
+  /// target's authority there, RFC 9112 §3.2.2), or, behind a trusted proxy, the value the nearest
+  /// proxy added: the last `X-Forwarded-Host` and `X-Forwarded-Proto` values, else the `host=` and
+  /// `proto=` of the last `Forwarded` element (RFC 7239). Not checked (see ``isValidHost(_:)``).
+  func requestedOrigin(of request: Request) -> (scheme: String, host: String?) {
     var scheme = "http"
     var host = request.head.authority
-    if trustsForwardedHeaders {
-      if let proto = request.headers[.xForwardedProto]?.split(separator: ",").first?.trimmingCharacters(
-        in: .whitespaces),
-        proto == "https" || proto == "http"
-      {
-        scheme = proto
-      }
-      if let forwarded = request.headers[.xForwardedHost]?.split(separator: ",").first?.trimmingCharacters(
-        in: .whitespaces)
-      {
-        host = forwarded
-      }
+    guard trustsForwardedHeaders else { return (scheme, host) }
+    let forwarded = ForwardedHeader.lastElement(request.headers[values: .forwarded])
+    if let proto = ForwardedHeader.lastValue(request.headers[values: .xForwardedProto]) ?? forwarded["proto"] {
+      let lowered = proto.lowercased()
+      if lowered == "https" || lowered == "http" { scheme = lowered }
     }
-    guard let host, Self.isValidHost(host) else { return "http://localhost" }
-    return "\(scheme)://\(host)"
+    if let forwardedHost = ForwardedHeader.lastValue(request.headers[values: .xForwardedHost]) ?? forwarded["host"] {
+      host = forwardedHost
+    }
+    return (scheme, host)
+  }
+
+  /// Whether `host` (a name, with an optional port) is one the service answers for: with no
+  /// allowed hosts, any; else one of them, compared without case. An allowed name without a port
+  /// admits that name on any port; with a port, that port only.
+  func admits(host: String?) -> Bool {
+    guard !allowedHosts.isEmpty else { return true }
+    guard let host, Self.isValidHost(host) else { return false }
+    let lowered = host.lowercased()
+    let name = Self.name(of: lowered)
+    return allowedHosts.contains { allowed in
+      let entry = allowed.lowercased()
+      return entry == lowered || (Self.name(of: entry) == entry && entry == name)
+    }
+  }
+
+  /// A host without its port: `[::1]:8080` → `[::1]`, `example.com:80` → `example.com`.
+  static func name(of host: String) -> String {
+    if host.hasPrefix("["), let end = host.firstIndex(of: "]") { return String(host[...end]) }
+    return String(host.prefix { $0 != ":" })
+  }
+
+  /// `policy` for a response whose links carry the request's origin: `private` in place of
+  /// `public` unless that origin is checked (``originIsChecked``), so that no shared cache keeps
+  /// links made from a client's `Host`.
+  func cacheControl(_ policy: String) -> String {
+    guard !originIsChecked, policy.hasPrefix("public") else { return policy }
+    return "private" + policy.dropFirst("public".count)
   }
 
   /// The stable, versioned URL of a catalog card, relative to the origin.
@@ -70,6 +112,11 @@ struct CardLinks: Sendable {
     requested == version ? Self.immutable : Self.revalidate
   }
 
+  /// The same, for a card response that carries a link (Content-Location) made from the origin.
+  func linkedCacheControl(forVersion requested: String?) -> String {
+    cacheControl(cacheControl(forVersion: requested))
+  }
+
   /// For URLs that name their content.
   static let immutable = "public, max-age=31536000, immutable"
   /// For card URLs without the current version: five minutes, then revalidate with the ETag.
@@ -92,25 +139,17 @@ struct CardLinks: Sendable {
 }
 
 extension ContentSources {
-  /// SHA-256 over everything here, photo and bundled font bytes included, as 12 hex digits (48
-  /// bits: a new version never collides with the few a cache has seen). A file that cannot be
-  /// read (the catalog checked it at load, so it has gone since) counts as its path.
+  /// SHA-256 over everything here, as 12 hex digits (48 bits: a new version never collides with
+  /// the few a cache has seen): the look version, the quotes, each picture's name and bytes, and
+  /// the bundled and fallback fonts by the digests of their bytes (``FileDigests``). No path
+  /// counts, so the same build and catalog give the same version in any folder, on any machine
+  /// whose fallback fonts are the same files. A file that cannot be read (the catalog checked it
+  /// at load, so it has gone since) counts as its name, unreadable.
   func version() -> String {
     var hash = Crypto.SHA256()
     func add(_ text: String) {
       hash.update(data: Array(text.utf8))
       hash.update(data: [0])
-    }
-    func addBytes(of file: URL) {
-      var count = 0
-      if let handle = try? FileHandle(forReadingFrom: file) {
-        defer { try? handle.close() }
-        while let chunk = try? handle.read(upToCount: 1 << 20), !chunk.isEmpty {
-          hash.update(data: chunk)
-          count += chunk.count
-        }
-      }
-      add("\(file.lastPathComponent) \(count) bytes")
     }
     add("innerpeace-look-\(lookVersion)")
     add("quotes \(quotes.count)")
@@ -121,17 +160,113 @@ extension ContentSources {
     add("pictures \(pictureFiles.count)")
     for (name, file) in pictureFiles {
       add(name)
-      addBytes(of: file)
+      // Photos by their bytes, read again: a photo can change between two starts with the same
+      // size and time.
+      add(FileDigests.sha256(of: file, cached: false) ?? "unreadable")
     }
     add("fonts \(bundledFontFiles.count)")
-    for file in bundledFontFiles { addBytes(of: file) }
-    add("known fonts \(knownFontFiles.count)")
-    for line in knownFontFiles { add(line) }
+    for file in bundledFontFiles { add(FileDigests.sha256(of: file) ?? "unreadable") }
+    add("fallback faces \(fallbackFontFiles.count)")
+    for (face, files) in fallbackFontFiles {
+      add("\(face) \(files.count)")
+      for file in files { add(FileDigests.sha256(of: file) ?? "unreadable") }
+    }
     return hash.finalize().prefix(6).map { String(format: "%02x", $0) }.joined()
+  }
+}
+
+/// SHA-256 digests of files' bytes, kept per process for files whose device, inode, size and
+/// modification time are unchanged: the fallback fonts are some 90 MB, read once.
+enum FileDigests {
+  private static let known = NIOLockedValueBox<[String: (stamp: [Int], digest: String)]>([:])
+
+  /// The hex digest of `file`'s bytes, `nil` when it cannot be read.
+  /// - Parameter cached: whether a digest computed before for the same file status may be used.
+  static func sha256(of file: URL, cached: Bool = true) -> String? {
+    let path = file.path
+    guard let status = try? FileManager.default.attributesOfItem(atPath: path) else { return nil }
+    let modified = (status[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
+    let stamp = [
+      (status[.systemNumber] as? Int) ?? 0, (status[.systemFileNumber] as? Int) ?? 0, (status[.size] as? Int) ?? -1,
+      Int(modified * 1_000_000_000),
+    ]
+    if cached, let entry = known.withLockedValue({ $0[path] }), entry.stamp == stamp { return entry.digest }
+    guard let handle = try? FileHandle(forReadingFrom: file) else { return nil }
+    defer { try? handle.close() }
+    var hash = Crypto.SHA256()
+    while let chunk = try? handle.read(upToCount: 1 << 20), !chunk.isEmpty { hash.update(data: chunk) }
+    let digest = hash.finalize().map { String(format: "%02x", $0) }.joined()
+    known.withLockedValue { $0[path] = (stamp, digest) }
+    return digest
   }
 }
 
 extension HTTPField.Name {
   static let xForwardedProto = HTTPField.Name("X-Forwarded-Proto")!
   static let xForwardedHost = HTTPField.Name("X-Forwarded-Host")!
+  static let forwarded = HTTPField.Name("Forwarded")!
+}
+
+/// The forwarding headers as a proxy chain writes them: each proxy appends its value, so the last
+/// one is the nearest proxy's, the only one a trusted proxy vouches for.
+enum ForwardedHeader {
+  /// The last element of a comma-separated list spread over one or more fields (`nil` when there
+  /// is none, or it is empty).
+  static func lastValue(_ fields: [String]) -> String? {
+    guard let last = fields.last?.split(separator: ",", omittingEmptySubsequences: false).last else { return nil }
+    let value = last.trimmingCharacters(in: .whitespaces)
+    return value.isEmpty ? nil : value
+  }
+
+  /// The parameters (lowercased names, unquoted values) of the last element of the `Forwarded`
+  /// fields (RFC 7239 §4): `for=1.2.3.4;proto=https;host="a.example"`. Commas and semicolons
+  /// inside quoted strings are not separators. Empty when there is no element.
+  static func lastElement(_ fields: [String]) -> [String: String] {
+    guard let field = fields.last else { return [:] }
+    let elements = split(Array(field.utf8), at: UInt8(ascii: ","))
+    var parameters: [String: String] = [:]
+    for pair in split(elements.last ?? [], at: UInt8(ascii: ";")) {
+      guard let equals = pair.firstIndex(of: UInt8(ascii: "=")) else { continue }
+      let name = String(decoding: pair[..<equals], as: UTF8.self).trimmingCharacters(in: .whitespaces).lowercased()
+      var value = Array(pair[(equals + 1)...])
+      while value.first == UInt8(ascii: " ") { value.removeFirst() }
+      while value.last == UInt8(ascii: " ") { value.removeLast() }
+      if value.count >= 2, value.first == UInt8(ascii: "\""), value.last == UInt8(ascii: "\"") {
+        var unquoted: [UInt8] = []
+        var escape = false
+        for byte in value.dropFirst().dropLast() {
+          if !escape && byte == UInt8(ascii: "\\") {
+            escape = true
+            continue
+          }
+          escape = false
+          unquoted.append(byte)
+        }
+        value = unquoted
+      }
+      if !name.isEmpty, parameters[name] == nil { parameters[name] = String(decoding: value, as: UTF8.self) }
+    }
+    return parameters
+  }
+
+  /// `bytes` split at `separator` outside quoted strings.
+  private static func split(_ bytes: [UInt8], at separator: UInt8) -> [[UInt8]] {
+    var parts: [[UInt8]] = [[]]
+    var quoted = false
+    var escaped = false
+    for byte in bytes {
+      if escaped {
+        escaped = false
+      } else if quoted && byte == UInt8(ascii: "\\") {
+        escaped = true
+      } else if byte == UInt8(ascii: "\"") {
+        quoted.toggle()
+      } else if byte == separator, !quoted {
+        parts.append([])
+        continue
+      }
+      parts[parts.count - 1].append(byte)
+    }
+    return parts
+  }
 }

@@ -49,7 +49,7 @@ struct CardRoutes<Renderer: CardRendering> {
     let picture = try pictureParameter(query) ?? service.catalog.pictures[index % service.catalog.pictures.count]
     let key = catalogKey(quote: index, picture: picture, options: options)
     let etag = service.etag(for: key)
-    let cacheControl = service.links.cacheControl(forVersion: query["v"])
+    let cacheControl = service.links.linkedCacheControl(forVersion: query["v"])
     if var notModified = Revalidation.notModified(request, etag: etag, cacheControl: cacheControl) {
       if options.negotiated { notModified.headers[.vary] = "Accept" }
       return notModified
@@ -110,7 +110,8 @@ struct CardRoutes<Renderer: CardRendering> {
     let day = DailyQuote(at: now, timeZone: service.configuration.timeZone, catalog: service.catalog)
     let etag = service.etag(
       for: "\(day.date)|\(catalogKey(quote: day.quoteIndex, picture: day.picture, options: options))")
-    let cacheControl = "public, max-age=\(day.secondsUntilEnd(from: now))"
+    // Private unless the origin of its Content-Location is checked.
+    let cacheControl = service.links.cacheControl("public, max-age=\(day.secondsUntilEnd(from: now))")
     if var notModified = Revalidation.notModified(request, etag: etag, cacheControl: cacheControl) {
       if options.negotiated { notModified.headers[.vary] = "Accept" }
       return notModified
@@ -155,13 +156,21 @@ struct CardRoutes<Renderer: CardRendering> {
     headers[.contentType] = card.format.mediaType
     headers[.contentLength] = String(card.byteCount)
     if let index = card.quoteIndex { headers[.quoteIndex] = String(index) }
-    if let picture = card.picture { headers[.picture] = picture }
+    if let picture = card.picture { headers[.picture] = percentEncoded(picture) }
     headers[.fontSize] = String(card.fontSize)
     headers[.textTruncated] = card.truncated ? "true" : "false"
     headers[.missingGlyphs] = String(card.missingGlyphs)
-    headers[.shareMessage] = percentEncoded(card.shareMessage)
+    // Only when short: a long text's message would make a header block that proxies refuse
+    // (nginx answers 502 past its 4 KiB buffer). It is always in /quotes/{index} and on the page.
+    let share = percentEncoded(card.shareMessage)
+    if share.utf8.count <= Self.maximumShareMessageHeaderBytes { headers[.shareMessage] = share }
     return headers
   }
+
+  /// The longest `X-Share-Message` sent, in bytes once percent-encoded; a longer message is left
+  /// out. With every other header (two URLs of at most a kilobyte each), a card's header block
+  /// stays under 4 KiB, the smallest buffer common proxies use.
+  static var maximumShareMessageHeaderBytes: Int { 1_024 }
 
   private func response(_ card: ServedCard, headers: HTTPFields) -> Response {
     Response(status: .ok, headers: headers, body: .init(byteBuffer: card.body))

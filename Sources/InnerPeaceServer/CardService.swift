@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import InnerPeace
 public import Logging
+import NIOConcurrencyHelpers
 
 /// Renders cards for the HTTP layer: through the cache, the single-flight table and the bounded
 /// render pool, with metrics. One per server.
@@ -14,6 +15,13 @@ public final class CardService<Renderer: CardRendering>: Sendable {
   let metrics: ServerMetrics
   /// The service's own URLs, with the content version (part of every ETag and immutable URL).
   let links: CardLinks
+  /// The encoded pages of `/quotes`.
+  let quoteLists = QuoteListCache()
+  /// Pictures found changed on disk (``InnerPeace/InnerPeaceError/pictureChanged(name:)``), each
+  /// logged once.
+  private let changedPictures = NIOLockedValueBox<Set<String>>([])
+  /// The `Retry-After` of a card whose picture changed: it stays unavailable until a restart.
+  static var changedPictureRetrySeconds: Int { 60 }
 
   let logger: Logger
 
@@ -32,7 +40,7 @@ public final class CardService<Renderer: CardRendering>: Sendable {
     links = CardLinks(
       version: renderer.contentSources.version(),
       publicURL: configuration.publicURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 },
-      trustsForwardedHeaders: configuration.trustsForwardedHeaders,
+      trustsForwardedHeaders: configuration.trustsForwardedHeaders, allowedHosts: configuration.allowedHosts,
       imageSigner: configuration.signsAllImages ? configuration.urlSigner : nil)
   }
 
@@ -85,6 +93,17 @@ public final class CardService<Renderer: CardRendering>: Sendable {
         logger.error("no render worker is running; answering 503")
         var error = ServiceError(.serviceUnavailable, "the server cannot render right now; try again shortly")
         error.headers[.retryAfter] = String(seconds)
+        throw error
+      case .failed(.pictureChanged(let name)):
+        // Its cards would have new bytes under the old version: none until the catalog is
+        // loaded again. Logged once per picture.
+        if changedPictures.withLockedValue({ $0.insert(name).inserted }) {
+          logger.error(
+            "a catalog picture changed on disk since the catalog was loaded; its cards answer 503 until a restart",
+            metadata: ["picture": .string(name)])
+        }
+        var error = ServiceError.from(.pictureChanged(name: name))
+        error.headers[.retryAfter] = String(Self.changedPictureRetrySeconds)
         throw error
       case .failed(let error):
         let publicError = ServiceError.from(error)

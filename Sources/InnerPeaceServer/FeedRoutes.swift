@@ -93,7 +93,7 @@ struct FeedRoutes<Renderer: CardRendering> {
     _ body: String, type: String, day: DailyQuote, now: Date, request: Request, key: String
   ) -> Response {
     let etag = service.etag(for: key)
-    let cacheControl = "public, max-age=\(min(3600, day.secondsUntilEnd(from: now)))"
+    let cacheControl = service.links.cacheControl("public, max-age=\(min(3600, day.secondsUntilEnd(from: now)))")
     if let notModified = Revalidation.notModified(request, etag: etag, cacheControl: cacheControl) {
       return notModified
     }

@@ -2,15 +2,63 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import InnerPeace
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
 
 /// JSON about the catalog, health, metrics, the API description and the page. The router
 /// registers them from ``Routes/all``.
 struct InfoRoutes<Renderer: CardRendering> {
   let service: CardService<Renderer>
 
-  /// `/quotes`
-  func quotes(_ request: Request) throws -> Response {
-    try json(service.catalog.quotes.indices.map { quoteObject($0, request: request) })
+  /// Quotes in a page of `/quotes` when `limit` is not given.
+  static var defaultPageSize: Int { 1_000 }
+  /// The largest `limit`.
+  static var maximumPageSize: Int { 1_000 }
+
+  /// `/quotes?offset=&limit=`: a page of the catalog, a JSON array of quote objects, with a
+  /// `Link: <...>; rel="next"` header while quotes remain. Each page is encoded once per origin
+  /// (and catalog: the version is in its key) off the event loop and kept (``QuoteListCache``);
+  /// it carries an ETag, and `If-None-Match` gets a 304 without encoding anything.
+  func quotes(_ request: Request, _ query: QueryParameters) async throws -> Response {
+    let count = service.catalog.quotes.count
+    let limit = try Self.wholeNumber(query, "limit", 1...Self.maximumPageSize) ?? Self.defaultPageSize
+    let requestedOffset = try Self.wholeNumber(query, "offset", 0...Int.max) ?? 0
+    let offset = min(requestedOffset, count)
+    let end = offset + min(limit, count - offset)
+    let links = service.links
+    let origin = links.origin(of: request)
+    let key = "quotes|\(origin)|\(offset)|\(end)"
+    let etag = service.etag(for: key)
+    let cacheControl = links.cacheControl("public, max-age=300")
+    // Relative, so that no host is in it.
+    let next = end < count ? "</quotes?offset=\(end)&limit=\(limit)>; rel=\"next\"" : nil
+    if var notModified = Revalidation.notModified(request, etag: etag, cacheControl: cacheControl) {
+      notModified.headers[.link] = next
+      return notModified
+    }
+    let body = try await service.quoteLists.page(key: key) { [self] in
+      try ServiceJSON.encode((offset..<end).map { quoteObject($0, origin: origin) })
+    }
+    var headers: HTTPFields = [
+      .contentType: "application/json; charset=utf-8", .contentLength: String(body.readableBytes),
+      .eTag: etag, .cacheControl: cacheControl,
+    ]
+    headers[.link] = next
+    return Response(status: .ok, headers: headers, body: .init(byteBuffer: body))
+  }
+
+  /// A whole-number parameter within `range` (`nil` when absent).
+  /// - Throws: ``ServiceError`` (400) naming the parameter.
+  private static func wholeNumber(_ query: QueryParameters, _ name: String, _ range: ClosedRange<Int>)
+    throws(ServiceError) -> Int?
+  {
+    guard let text = query[name] else { return nil }
+    guard let value = CardOptions.wholeNumber(text), range.contains(value) else {
+      let upper = range.upperBound == Int.max ? "" : " to \(range.upperBound)"
+      throw .badParameter(name, "\(name) must be a whole number from \(range.lowerBound)\(upper)")
+    }
+    return value
   }
 
   /// `/quotes/{index}`
@@ -19,7 +67,9 @@ struct InfoRoutes<Renderer: CardRendering> {
       throw ServiceError(
         .notFound, parameter: "index", "no quote '\(text)': the catalog has \(service.catalog.quotes.count)")
     }
-    return try json(quoteObject(index, request: request))
+    var response = try json(quoteObject(index, origin: service.links.origin(of: request)))
+    response.headers[.cacheControl] = service.links.cacheControl("public, max-age=300")
+    return response
   }
 
   /// `/healthz`
@@ -44,14 +94,14 @@ struct InfoRoutes<Renderer: CardRendering> {
 
   /// One quote as the API describes it: index, text, author, share message and the absolute,
   /// versioned URL of its og card.
-  private func quoteObject(_ index: Int, request: Request) -> QuoteResponse {
+  private func quoteObject(_ index: Int, origin: String) -> QuoteResponse {
     let quote = service.catalog.quotes[index]
     let picture = service.catalog.pictures[index % service.catalog.pictures.count]
     let links = service.links
     return QuoteResponse(
       index: index, text: quote.text, author: quote.author, shareMessage: quote.shareMessage,
-      imageURL: links.absolute(links.cardPath(quote: index, picture: picture, options: CardOptions()), for: request),
-      pageURL: links.absolute(links.quotePagePath(index), for: request))
+      imageURL: origin + links.cardPath(quote: index, picture: picture, options: CardOptions()),
+      pageURL: origin + links.quotePagePath(index))
   }
 
   private func json(_ value: some Encodable) throws -> Response {
@@ -68,6 +118,31 @@ struct InfoRoutes<Renderer: CardRendering> {
       headers: [.contentType: type, .contentLength: String(buffer.readableBytes), .cacheControl: cacheControl],
       body: .init(byteBuffer: buffer))
   }
+}
+
+/// Encoded pages of `/quotes`, by key (origin, offset, end; the catalog's version is fixed for
+/// the service's life), in a bounded LRU: a page is encoded once, on NIO's blocking thread pool
+/// (never on an event loop or the tasks' threads), and then served from here.
+final class QuoteListCache: Sendable {
+  private let pages: NIOLockedValueBox<ByteBoundedLRU<String, ByteBuffer>>
+
+  /// - Parameter capacityBytes: the most encoded JSON kept (16 MiB: every page of a 40,000-quote
+  ///   catalog for one origin).
+  init(capacityBytes: Int = 16 << 20) {
+    pages = NIOLockedValueBox(ByteBoundedLRU(capacityBytes: capacityBytes))
+  }
+
+  /// The page for `key`, from the cache or encoded by `encode` (then kept).
+  func page(key: String, encode: @escaping @Sendable () throws -> Data) async throws -> ByteBuffer {
+    if let page = pages.withLockedValue({ $0.value(forKey: key) }) { return page }
+    let data = try await NIOThreadPool.singleton.runIfActive { try encode() }
+    let page = ByteBuffer(bytes: data)
+    pages.withLockedValue { _ = $0.insert(page, cost: page.readableBytes, forKey: key) }
+    return page
+  }
+
+  /// Pages kept.
+  var count: Int { pages.withLockedValue { $0.count } }
 }
 
 /// `/quotes/{index}` and each entry of `/quotes`.
@@ -96,4 +171,9 @@ enum ServiceJSON {
     encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
     return try encoder.encode(value)
   }
+}
+
+extension HTTPField.Name {
+  /// RFC 8288.
+  static let link = HTTPField.Name("Link")!
 }

@@ -61,7 +61,7 @@ struct PageRoutes<Renderer: CardRendering> {
       status: .ok,
       headers: [
         .contentType: "text/html; charset=utf-8", .contentLength: String(buffer.readableBytes),
-        .cacheControl: "public, max-age=\(maxAge)",
+        .cacheControl: service.links.cacheControl("public, max-age=\(maxAge)"),
         .contentSecurityPolicy: PageAssets.contentSecurityPolicy(publicURL: service.links.publicURL),
         .xContentTypeOptions: "nosniff", .referrerPolicy: "strict-origin-when-cross-origin",
       ],

@@ -171,7 +171,9 @@ enum Routes {
     Route(
       .todayCardNegotiated, "/today", .negotiatedImage, query: imageQuery.union(["author"]),
       example: "/today", answers: "the quote of the day in a format chosen from Accept"),
-    Route(.listQuotes, "/quotes", .json, query: [], example: "/quotes", answers: "the catalog as JSON"),
+    Route(
+      .listQuotes, "/quotes", .json, query: ["limit", "offset"], example: "/quotes",
+      answers: "the catalog as JSON, a page at a time"),
     Route(.getQuote, "/quotes/{index}", .json, query: [], example: "/quotes/0", answers: "one catalog quote as JSON"),
     Route(.health, "/healthz", .json, query: [], example: "/healthz", answers: "liveness"),
     Route(.metrics, "/metrics", .text, query: [], example: "/metrics", answers: "Prometheus metrics"),
@@ -283,7 +285,7 @@ struct ServiceRoutes<Renderer: CardRendering> {
           return try await cards.stable(request, query, quote: parameters["quote"] ?? "", pathFormat: format)
         case .customCard: return try await cards.custom(request, query, pathFormat: format)
         case .todayCard, .todayCardNegotiated: return try await cards.today(request, query, pathFormat: format)
-        case .listQuotes: return try info.quotes(request)
+        case .listQuotes: return try await info.quotes(request, query)
         case .getQuote: return try info.quote(parameters["index"] ?? "", request)
         case .health: return try info.health()
         case .metrics: return info.metrics()

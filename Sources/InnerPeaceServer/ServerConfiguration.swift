@@ -21,9 +21,14 @@ public struct ServerConfiguration: Sendable {
   public var now: @Sendable () -> Date = { Date() }
   /// The origin of absolute URLs (`https://cards.example.com`); `nil` uses each request's `Host`.
   public var publicURL: String?
-  /// Whether `X-Forwarded-Proto` and `X-Forwarded-Host` decide the origin (when `publicURL` is
-  /// `nil`): only behind a proxy that sets them, since a client can send anything.
+  /// Whether the nearest proxy's `X-Forwarded-Proto` and `X-Forwarded-Host` (the last values), or
+  /// `Forwarded`'s `proto=` and `host=`, decide the origin (when `publicURL` is `nil`): only behind
+  /// a proxy that sets them, since a client can send anything.
   public var trustsForwardedHeaders = false
+  /// The hosts the service answers for (`name` on any port, or `name:port`); a request for
+  /// another gets 400. Empty: any host. With neither these nor `publicURL`, links made from the
+  /// request's host are cached privately only.
+  public var allowedHosts: [String] = []
   /// Signs and checks image URLs (``URLSigner``); with one, `/card.{format}` answers only signed
   /// URLs.
   public var urlSigner: URLSigner?
@@ -125,6 +130,9 @@ public struct ServerConfiguration: Sendable {
       throw .init("--max-queued-per-client \(value) must be 0 to 10000")
     }
     if let publicURL { try Self.checkPublicURL(publicURL) }
+    for host in allowedHosts where !CardLinks.isValidHost(host) {
+      throw .init("--allowed-host '\(host)' must be a host name or address, with an optional port")
+    }
     guard (0...23).contains(reminderHour) else { throw .init("--reminder-hour \(reminderHour) must be 0 to 23") }
     guard !signsAllImages || urlSigner != nil else {
       throw .init("--sign-all-images needs a key: --signing-key-file or INNERPEACE_SIGNING_KEY")

@@ -54,6 +54,9 @@ public struct ServiceError: HTTPResponseError, Sendable {
       return .badParameter("format", error.description)
     case .transparencyUnsupported:
       return .badParameter("format", error.description)
+    case .pictureChanged:
+      // Until the catalog is loaded again (a restart): the service sets Retry-After.
+      return ServiceError(.serviceUnavailable, "this card's picture is being replaced; try again later")
     case .catalogUnreadable, .catalogMalformed, .catalogInvalid, .pictureMissing, .pictureUndecodable,
       .fontsUnavailable, .renderFailed, .decodingFailed, .encodingFailed:
       return ServiceError(.internalServerError, "the card could not be rendered")

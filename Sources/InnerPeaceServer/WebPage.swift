@@ -248,12 +248,20 @@ enum WebPage {
             });
             return ready.then(function () {
               var index = response.headers.get("X-Quote-Index");
-              return {
-                objectURL: objectURL, image: probe, size: sizeKey(size), base: base,
-                format: (response.headers.get("Content-Type") || "").replace("image/", ""),
-                message: decodeMessage(response.headers.get("X-Share-Message")),
-                page: index ? new URL("/q/" + index, window.location.href).href : ""
-              };
+              var header = response.headers.get("X-Share-Message");
+              // A long message is not sent as a header: a catalog quote's is in /quotes/{index}.
+              var message = header || !index ? Promise.resolve(decodeMessage(header)) :
+                fetch("/quotes/" + index).then(function (quote) {
+                  return quote.ok ? quote.json() : {};
+                }).then(function (quote) { return quote.shareMessage || ""; }, function () { return ""; });
+              return message.then(function (text) {
+                return {
+                  objectURL: objectURL, image: probe, size: sizeKey(size), base: base,
+                  format: (response.headers.get("Content-Type") || "").replace("image/", ""),
+                  message: text,
+                  page: index ? new URL("/q/" + index, window.location.href).href : ""
+                };
+              });
             }, function (error) {
               URL.revokeObjectURL(objectURL);
               throw error;

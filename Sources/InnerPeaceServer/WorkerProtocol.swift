@@ -223,6 +223,7 @@ enum WorkerWire {
     case .hourOutOfRange(let hour):
       tag(23)
       writer.int(hour)
+    case .pictureChanged(let name): tag(24, name)
     }
     return writer.bytes
   }
@@ -262,6 +263,7 @@ enum WorkerWire {
     case 21: error = .quoteCountOutOfRange(try reader.int(), maximum: try reader.int())
     case 22: error = .dayCountOutOfRange(try reader.int(), maximum: try reader.int())
     case 23: error = .hourOutOfRange(try reader.int())
+    case 24: error = .pictureChanged(name: try reader.string())
     case let tag: throw WireError("unknown error tag \(tag)")
     }
     try reader.expectEnd()

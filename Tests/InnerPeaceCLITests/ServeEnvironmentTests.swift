@@ -148,9 +148,10 @@ import Testing
     ][option] ?? "1"
   }
 
-  /// A value each option refuses at start-up (a flag: not a boolean; the host: empty).
+  /// A value each option refuses at start-up (a flag: not a boolean; the host: empty; an allowed
+  /// host: not a host).
   static func badValue(_ option: String, isFlag: Bool) -> String {
-    isFlag ? "maybe" : option == "host" ? "" : "lots"
+    isFlag ? "maybe" : option == "host" ? "" : option == "allowed-host" ? "a/b" : "lots"
   }
 
   /// Every serve option and flag has its variable: a value it refuses, from the variable alone,

@@ -21,7 +21,7 @@ import Testing
   func randomCard(ext: String) async throws {
     let media = Self.formats.first { $0.ext == ext }!.media
     let catalog = try bundledCatalog
-    try await withRouter(configuration: testConfiguration(cacheMegabytes: 0)) { client, service in
+    try await withRouter(configuration: checkedOrigin(testConfiguration(cacheMegabytes: 0))) { client, service in
       let uri = "/random.\(ext)?seed=7&w=320&h=240"
       let first = try await client.get(uri)
       expectCard(first, format: media, size: (320, 240))
@@ -92,7 +92,7 @@ import Testing
   @Test func stableCardCaching() async throws {
     let catalog = try bundledCatalog
     let defaultPicture = catalog.pictures[3 % catalog.pictures.count]
-    try await withRouter { client, service in
+    try await withRouter(configuration: checkedOrigin()) { client, service in
       let uri = "/cards/3.png?w=300&h=200&v=\(service.contentVersion)"
       let card = try await client.get(uri)
       expectCard(card, format: "png", size: (300, 200))
@@ -317,7 +317,7 @@ import Testing
   /// cached for five minutes and revalidated with its ETag (the same card and tag as the
   /// versioned URL), and its Content-Location names the versioned URL.
   @Test func unversionedCardRevalidates() async throws {
-    try await withRouter { client, service in
+    try await withRouter(configuration: checkedOrigin()) { client, service in
       let current = try await client.get("/cards/5.png?w=240&h=200&v=\(service.contentVersion)")
       #expect(current.header("Cache-Control") == "public, max-age=31536000, immutable")
       for uri in ["/cards/5.png?w=240&h=200", "/cards/5.png?w=240&h=200&v=000000000000"] {
@@ -337,7 +337,7 @@ import Testing
 
   /// The quote of the day: cacheable until midnight, its stable card named, the same all day.
   @Test func todayCard() async throws {
-    try await withRouter { client, service in
+    try await withRouter(configuration: checkedOrigin()) { client, service in
       let today = try await client.get("/today.png?w=240&h=200")
       expectCard(today, format: "png", size: (240, 200))
       let cacheControl = try #require(today.header("Cache-Control"))
@@ -365,7 +365,7 @@ import Testing
   /// cacheable until the next midnight, here 23 hours away (Paris' clocks go forward that night).
   @Test func todayTurnsAtMidnightInTheConfiguredZone() async throws {
     let clock = NIOLockedValueBox(Date(timeIntervalSince1970: 1_774_738_799))  // 2026-03-28 22:59:59 UTC
-    var configuration = testConfiguration()
+    var configuration = checkedOrigin()
     configuration.timeZone = try #require(TimeZone(identifier: "Europe/Paris"))
     configuration.now = { clock.withLockedValue { $0 } }
     try await withRouter(configuration: configuration) { client, _ in

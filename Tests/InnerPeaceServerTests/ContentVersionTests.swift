@@ -69,6 +69,39 @@ import Testing
     #expect(retouched != base, "a photo's bytes changed under the same name")
   }
 
+  /// The same build, catalog and fonts installed in two folders give one version: no path
+  /// counts, and a font registered with fontconfig that no face of a card resolves to (here, the
+  /// other folder's copy of the bundled font, which adds no character) does not change it.
+  @Test func versionIsTheSameInAnyFolder() async throws {
+    let fonts = URL(fileURLWithPath: try realRenderer().bundledFontPath).deletingLastPathComponent()
+    func install() throws -> (catalog: Catalog, fonts: URL) {
+      let catalog = try Self.catalogCopy()
+      let folder = catalog.directory.appendingPathComponent("Fonts")
+      try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+      for name in try FileManager.default.contentsOfDirectory(atPath: fonts.path) {
+        try FileManager.default.copyItem(
+          at: fonts.appendingPathComponent(name), to: folder.appendingPathComponent(name))
+      }
+      return (catalog, folder)
+    }
+    func version(_ installed: (catalog: Catalog, fonts: URL)) async throws -> String {
+      let renderer = try CardRenderer(
+        catalog: installed.catalog, fontsDirectory: installed.fonts, backgroundCacheBytes: 0)
+      #expect(renderer.bundledFontPath.hasPrefix(installed.fonts.path))
+      let service = CardService(renderer: renderer, configuration: testConfiguration(concurrency: 1))
+      let version = service.contentVersion
+      try await service.shutdown()
+      return version
+    }
+    let first = try install()
+    let before = try await version(first)
+    let second = try install()
+    #expect(first.catalog.directory != second.catalog.directory)
+    #expect(try await version(second) == before, "two install folders, one version")
+    #expect(try await version(first) == before, "a font installed since that no face reaches changes nothing")
+    #expect(try await Self.version(of: try Catalog.bundled()) == before, "the package's own folder too")
+  }
+
   /// `publicURL` makes every absolute URL start with it; without it the request decides, and
   /// `X-Forwarded-*` only count when trusted.
   @Test func absoluteURLsFollowTheOrigin() async throws {

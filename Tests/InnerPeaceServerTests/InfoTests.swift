@@ -32,6 +32,55 @@ import Testing
     }
   }
 
+  /// `/quotes` in pages: `limit` and `offset`, a `Link` to the next page while quotes remain, an
+  /// ETag with 304, and each page encoded once (then served from the cache).
+  @Test func quotesComeInPages() async throws {
+    let catalog = try bundledCatalog
+    try await withRouter { client, service in
+      var seen: [Int] = []
+      var next: String? = "/quotes?limit=50"
+      var pages = 0
+      while let target = next, pages < 10 {
+        let reply = try await client.get(target)
+        #expect(reply.status == 200, "\(reply)")
+        let list = try #require(reply.json as? [[String: Any]])
+        #expect(list.count <= 50)
+        seen += list.compactMap { $0["index"] as? Int }
+        next = reply.header("Link").flatMap { link in
+          link.firstMatch(of: #/^<(/quotes\?offset=\d+&limit=50)>; rel="next"$/#).map { String($0.1) }
+        }
+        if reply.header("Link") != nil { #expect(next != nil, "\(reply.header("Link") ?? "")") }
+        pages += 1
+      }
+      #expect(seen == Array(catalog.quotes.indices), "every quote once, in order")
+      #expect(pages == (catalog.quotes.count + 49) / 50)
+
+      // The default page is the whole bundled catalog, without a Link.
+      let whole = try await client.get("/quotes")
+      #expect((whole.json as? [Any])?.count == catalog.quotes.count)
+      #expect(whole.header("Link") == nil)
+      let empty = try await client.get("/quotes?offset=\(catalog.quotes.count)")
+      #expect(empty.text == "[]")
+      let far = try await client.get("/quotes?offset=99999999999999999999999")
+      #expect(far.text == "[]")
+
+      // ETag and 304; a repeated page is not encoded again.
+      let etag = try #require(whole.header("ETag"))
+      let notModified = try await client.get("/quotes", ifNoneMatch: etag)
+      #expect(notModified.status == 304 && notModified.header("ETag") == etag)
+      let other = try await client.get("/quotes?limit=10")
+      #expect(other.header("ETag") != etag)
+      let cached = service.quoteLists.count
+      let again = try await client.get("/quotes?limit=10")
+      #expect(again.body == other.body)
+      #expect(service.quoteLists.count == cached, "served from the cache")
+
+      for bad in ["limit=0", "limit=1001", "limit=-1", "limit=x", "offset=-1", "offset=1.5", "limit=01"] {
+        expectError(try await client.get("/quotes?\(bad)"), status: 400, parameter: String(bad.prefix { $0 != "=" }))
+      }
+    }
+  }
+
   /// One quote; its imageURL is the same card (same ETag) as /cards/{i}.png with the default picture.
   @Test func oneQuote() async throws {
     let catalog = try bundledCatalog

@@ -38,7 +38,7 @@ import Testing
       .fontsUnavailable(reason: "f"), .renderFailed(reason: "x"), .decodingFailed(reason: "d"),
       .encodingFailed(format: .jpeg, reason: "e"), .shardMalformed("1-2"),
       .shardOutOfRange(index: 3, count: 2), .presetListEmpty, .quoteCountOutOfRange(0, maximum: 50),
-      .dayCountOutOfRange(400, maximum: 366), .hourOutOfRange(24),
+      .dayCountOutOfRange(400, maximum: 366), .hourOutOfRange(24), .pictureChanged(name: "d"),
     ]
     for error in errors {
       #expect(try WorkerWire.decodeError(WorkerWire.encode(error)) == error)

@@ -335,11 +335,49 @@ struct CatalogTests {
       .textInvalid(reason: "r"), .authorInvalid(reason: "r"), .presetUnknown("p"), .sizeInvalid(reason: "r"),
       .formatUnknown("f"), .transparencyUnsupported(format: .jpeg), .fontsUnavailable(reason: "r"),
       .renderFailed(reason: "r"),
-      .decodingFailed(reason: "r"), .encodingFailed(format: .webp, reason: "r"),
+      .decodingFailed(reason: "r"), .encodingFailed(format: .webp, reason: "r"), .pictureChanged(name: "n"),
     ]
     for error in errors {
       #expect(!error.description.isEmpty && !error.description.contains("\n"), "\(error)")
     }
+  }
+
+  /// A catalog past a documented limit is refused at load, with one wording: too many quotes or
+  /// pictures (before any photo is read), or a file too large (before it is read).
+  @Test func catalogsPastTheLimitsAreRefused() throws {
+    let quote = #"{"text": "Be still.", "author": "Psalm 46"}"#
+    let many = "[" + Array(repeating: quote, count: CatalogLimits.maximumQuotes + 1).joined(separator: ",") + "]"
+    let tooMany = try Self.loadError(quotes: many)
+    #expect(
+      tooMany.map { $0.description.hasSuffix("quotes.json: 100001 quotes is more than the limit of 100000") } == true,
+      "\(String(describing: tooMany))")
+    let atLimit = "[" + Array(repeating: quote, count: 1_000).joined(separator: ",") + "]"
+    #expect(try Self.withCatalog(quotes: atLimit) { try Catalog(directory: $0).quotes.count } == 1_000)
+
+    // 10,001 pictures, none of which exists: refused by count, not by the first missing file.
+    let names = "[" + (0...CatalogLimits.maximumPictures).map { "\"p\($0).jpg\"" }.joined(separator: ",") + "]"
+    let pictures = try Self.loadError(pictures: names)
+    #expect(
+      pictures.map { "\($0)".contains("10001 pictures is more than the limit of 10000") } == true,
+      "\(String(describing: pictures))")
+
+    // A quotes.json past 64 MiB (sparse: no bytes written), refused before it is read.
+    let large = try Self.withCatalog { folder in
+      let handle = try FileHandle(forWritingTo: folder.appendingPathComponent("quotes.json"))
+      try handle.truncate(atOffset: UInt64(CatalogLimits.maximumQuotesFileBytes) + 1)
+      try handle.close()
+      return innerPeaceError { try Catalog(directory: folder) }
+    }
+    #expect(
+      large.map { $0.description.contains("\(CatalogLimits.maximumQuotesFileBytes + 1) bytes is more than the limit") }
+        == true, "\(String(describing: large))")
+
+    let values = innerPeaceError {
+      try Catalog(
+        quotes: Array(repeating: Quote(text: "x", author: ""), count: CatalogLimits.maximumQuotes + 1),
+        pictures: ["p.jpg"], directory: URL(fileURLWithPath: "/nonexistent"))
+    }
+    #expect(values == .catalogInvalid(file: "quotes.json", reason: "100001 quotes is more than the limit of 100000"))
   }
 
   // MARK: The bundled catalog

@@ -60,14 +60,20 @@ import Testing
       "CardRenderer.lookVersion is \(current.lookVersion) but look.json records \(recorded.lookVersion): record it")
   }
 
-  /// The content a service versions includes the bundled font file and the fonts the font system
-  /// knows (the fallback faces), and every picture's file.
+  /// The content a service versions includes the bundled font file, the fonts each face of a card
+  /// resolves to (the fallback faces), and every picture's file.
   @Test func contentSourcesNameTheFontsAndPhotos() throws {
     let renderer = try CardRenderer(catalog: try Catalog.bundled())
     let sources = renderer.contentSources
     #expect(sources.lookVersion == CardRenderer.lookVersion)
     #expect(sources.bundledFontFiles.map(\.lastPathComponent) == ["EBGaramond12-Italic.otf"])
-    #expect(sources.knownFontFiles.contains { $0.contains("NotoSerifCJK") }, "the CJK fallback is a known font")
+    let faces = Dictionary(uniqueKeysWithValues: sources.fallbackFontFiles.map { ($0.face, $0.files) })
+    #expect(faces["bundled"]?.first?.path == renderer.bundledFontPath, "the bundled file comes first for its family")
+    #expect(
+      faces["cjkSC"]?.first?.lastPathComponent.hasPrefix("NotoSerifCJK") == true, "the CJK face resolves to its file")
+    // Trimmed: a font that adds no character is not there, so the lists are far shorter than
+    // everything installed; and no face lists a file twice.
+    for (face, files) in faces { #expect(Set(files).count == files.count, "\(face)") }
     #expect(sources.pictureFiles.map(\.name) == renderer.catalog.pictures)
     for (_, file) in sources.pictureFiles { #expect(FileManager.default.fileExists(atPath: file.path)) }
   }

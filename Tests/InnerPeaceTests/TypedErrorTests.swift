@@ -21,14 +21,21 @@ struct TypedErrorTests {
     #expect(message == "the image cannot be decoded: \(reason)")
   }
 
-  /// A catalog photo damaged after the catalog loaded: named in the error, with the decoder's
-  /// reason as it is, not "render failed: ...".
+  /// A catalog photo whose damage only its decode finds (a scan cut short, given an end-of-image
+  /// marker: the load's structural check passes it): named in the error, with the decoder's
+  /// reason as it is, not "render failed: ...". A photo damaged after the catalog loaded is not
+  /// decoded at all: it has changed (``InnerPeaceError/pictureChanged(name:)``).
   @Test func photoDamagedAfterLoadIsUndecodableNotARenderFailure() throws {
-    let good = try bundledPhotoBytes()
-    let cut = Array(good.prefix(good.count / 3))
-    try PictureTests.withCatalog(files: ["photo.jpg": good]) { folder in
+    let good = try PictureFixtures.noiseJPEG(width: 256, height: 256)
+    let cut = Array(good.prefix(good.count * 3 / 10)) + [0xFF, 0xD9]
+    try PictureTests.withCatalog(files: ["photo.jpg": try bundledPhotoBytes()]) { folder in
       let renderer = try CardRenderer(catalog: try Catalog(directory: folder), backgroundCacheBytes: 0)
       try folder.writeBytes(cut, to: "photo.jpg")
+      let changed = innerPeaceError { try renderer.render(CardRequest(preset: .og, quote: .index(0), seed: 1)) }
+      #expect(changed == .pictureChanged(name: "photo.jpg"))
+    }
+    try PictureTests.withCatalog(files: ["photo.jpg": cut]) { folder in
+      let renderer = try CardRenderer(catalog: try Catalog(directory: folder), backgroundCacheBytes: 0)
       let error = innerPeaceError { try renderer.render(CardRequest(preset: .og, quote: .index(0), seed: 1)) }
       guard case .pictureUndecodable(let name, let reason)? = error else {
         Issue.record("expected pictureUndecodable, got \(String(describing: error))")

@@ -2,7 +2,7 @@
 """The subscribable feeds, read by parsers written by others: `/calendar.ics` with `icalendar`
 (through Tests/ical/validate_ics.py) and `/feed.xml` with `feedparser`, both from PyPI.
 
-Starts `innerpeace serve` on a free loopback port (in-process renders, Europe/Paris, reminders at
+Starts `innerpeace serve` on a free loopback port (in-process renders, 127.0.0.1 allowed, Europe/Paris, reminders at
 8:00), then checks that
 - the calendar is a valid iCalendar of 14 daily events from today at 8:00 in Paris, each UID its
   local date, each URL the quote's page; two fetches give the same UIDs (and bytes);
@@ -43,7 +43,9 @@ def main():
     port = free_port()
     server = subprocess.Popen(
         [args.binary, "serve", "--port", str(port), "--in-process", "--concurrency", "2",
-         "--time-zone", "Europe/Paris", "--reminder-hour", "8"],
+         "--time-zone", "Europe/Paris", "--reminder-hour", "8",
+         # A checked origin: the cards its feeds link are then cached publicly, as in production.
+         "--allowed-host", "127.0.0.1"],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     base = "http://127.0.0.1:%d" % port
     try:

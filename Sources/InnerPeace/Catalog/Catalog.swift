@@ -20,6 +20,24 @@ public struct Quote: Hashable, Sendable, Codable {
   }
 }
 
+/// How large a catalog may be: past these it is refused at load, so that a catalog never costs
+/// more memory or start-up time than these figures (BENCHMARKS.md, "Issue 17").
+public enum CatalogLimits {
+  /// Most quotes in a catalog.
+  public static let maximumQuotes = 100_000
+  /// Most pictures in a catalog.
+  public static let maximumPictures = 10_000
+  /// Largest `quotes.json`, in bytes (64 MiB).
+  public static let maximumQuotesFileBytes = 64 << 20
+  /// Largest `pictures.json`, in bytes (4 MiB).
+  public static let maximumPicturesFileBytes = 4 << 20
+
+  /// The one wording of a catalog past a limit: `count` of `what` where `maximum` are allowed.
+  static func overLimit(_ count: Int, _ what: String, maximum: Int) -> String {
+    "\(count) \(what) is more than the limit of \(maximum)"
+  }
+}
+
 /// The quotes and background photos a card can use, loaded and checked once.
 public struct Catalog: Sendable {
   public let quotes: [Quote]
@@ -27,6 +45,14 @@ public struct Catalog: Sendable {
   public let pictures: [String]
   /// The folder the pictures are read from.
   public let directory: URL
+  /// What each picture's file was when the catalog checked it (``PictureStamp``).
+  let pictureStamps: [String: PictureStamp]
+  /// A time before the content this catalog stands for was fixed, in nanoseconds since 1970
+  /// (`nil`: only the stamps count): a picture whose file status changed after it has changed
+  /// since, even if this catalog was loaded after the change. A render worker process, which
+  /// loads its own copy of the server's catalog, is given the time the server started, so that a
+  /// worker started (or restarted) after a photo was replaced still notices it.
+  public var fixedSinceNanoseconds: Int64?
 
   /// Loads `quotes.json` and `pictures.json` from `directory` and checks every entry: valid JSON
   /// of the right shape, no empty list, no empty quote, and every picture a plain file name whose
@@ -35,7 +61,9 @@ public struct Catalog: Sendable {
   public init(directory: URL) throws(InnerPeaceError) {
     self.directory = directory
     self.quotes = try Catalog.loadQuotes(directory.appendingPathComponent("quotes.json"))
-    self.pictures = try Catalog.loadPictures(directory.appendingPathComponent("pictures.json"), in: directory)
+    // The pictures after the quotes: a catalog too large is refused before its photos are read.
+    (self.pictures, self.pictureStamps) = try Catalog.loadPictures(
+      directory.appendingPathComponent("pictures.json"), in: directory)
   }
 
   /// A catalog from values, for tests and for callers that keep their own lists.
@@ -45,7 +73,10 @@ public struct Catalog: Sendable {
     guard !pictures.isEmpty else {
       throw .catalogInvalid(file: "pictures.json", reason: "the list of pictures is empty")
     }
-    for name in pictures { try Catalog.checkPicture(name, in: directory) }
+    try Catalog.checkCount(quotes.count, "quotes", maximum: CatalogLimits.maximumQuotes, file: "quotes.json")
+    try Catalog.checkCount(pictures.count, "pictures", maximum: CatalogLimits.maximumPictures, file: "pictures.json")
+    var stamps: [String: PictureStamp] = [:]
+    for name in pictures { stamps[name] = try Catalog.checkPicture(name, in: directory) }
     var checked: [Quote] = []
     for (index, quote) in quotes.enumerated() {
       checked.append(try Catalog.checked(quote, index: index, file: "quotes.json"))
@@ -53,6 +84,7 @@ public struct Catalog: Sendable {
     self.quotes = checked
     self.pictures = pictures
     self.directory = directory
+    self.pictureStamps = stamps
   }
 
   /// The bundled catalog (`Resources/` of the package).
@@ -96,9 +128,28 @@ public struct Catalog: Sendable {
 
   // MARK: Loading
 
-  private static func read(_ url: URL) throws(InnerPeaceError) -> Data {
+  /// Refuses a count past its limit (``CatalogLimits``).
+  static func checkCount(_ count: Int, _ what: String, maximum: Int, file: String) throws(InnerPeaceError) {
+    guard count <= maximum else {
+      throw .catalogInvalid(file: file, reason: CatalogLimits.overLimit(count, what, maximum: maximum))
+    }
+  }
+
+  /// A catalog file's bytes, refused unread when it is larger than `maximumBytes`.
+  private static func read(_ url: URL, maximumBytes: Int) throws(InnerPeaceError) -> Data {
+    if let size = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? Int, size > maximumBytes {
+      throw .catalogInvalid(file: url.path, reason: CatalogLimits.overLimit(size, "bytes", maximum: maximumBytes))
+    }
     do {
-      return try Data(contentsOf: url)
+      let data = try Data(contentsOf: url)
+      // A file that grew since it was measured.
+      guard data.count <= maximumBytes else {
+        throw InnerPeaceError.catalogInvalid(
+          file: url.path, reason: CatalogLimits.overLimit(data.count, "bytes", maximum: maximumBytes))
+      }
+      return data
+    } catch let error as InnerPeaceError {
+      throw error
     } catch {
       let reason = FileManager.default.fileExists(atPath: url.path) ? "permission denied or unreadable" : "no such file"
       throw .catalogUnreadable(file: url.path, reason: reason)
@@ -131,7 +182,7 @@ public struct Catalog: Sendable {
   }
 
   static func loadQuotes(_ url: URL) throws(InnerPeaceError) -> [Quote] {
-    try quotes(fromJSON: read(url), file: url)
+    try quotes(fromJSON: read(url, maximumBytes: CatalogLimits.maximumQuotesFileBytes), file: url)
   }
 
   /// The quotes of a `quotes.json` already read; `file` names it in errors.
@@ -141,6 +192,7 @@ public struct Catalog: Sendable {
       throw .catalogInvalid(file: file, reason: "expected a JSON array of {\"text\", \"author\"} objects")
     }
     guard !entries.isEmpty else { throw .catalogInvalid(file: file, reason: "the list of quotes is empty") }
+    try checkCount(entries.count, "quotes", maximum: CatalogLimits.maximumQuotes, file: file)
     var quotes: [Quote] = []
     quotes.reserveCapacity(entries.count)
     for (index, entry) in entries.enumerated() {
@@ -182,27 +234,33 @@ public struct Catalog: Sendable {
     }
   }
 
-  static func loadPictures(_ url: URL, in directory: URL) throws(InnerPeaceError) -> [String] {
-    try pictures(fromJSON: read(url), file: url, in: directory)
+  static func loadPictures(_ url: URL, in directory: URL) throws(InnerPeaceError) -> (
+    [String], [String: PictureStamp]
+  ) {
+    try pictures(fromJSON: read(url, maximumBytes: CatalogLimits.maximumPicturesFileBytes), file: url, in: directory)
   }
 
   /// The picture names of a `pictures.json` already read, each checked in `directory`; `file`
   /// names it in errors.
-  static func pictures(fromJSON data: Data, file url: URL, in directory: URL) throws(InnerPeaceError) -> [String] {
+  static func pictures(fromJSON data: Data, file url: URL, in directory: URL) throws(InnerPeaceError) -> (
+    [String], [String: PictureStamp]
+  ) {
     let file = url.path
     guard let entries = try decodeEntries(of: String.self, from: data, file: file) else {
       throw .catalogInvalid(file: file, reason: "expected a JSON array of picture file names")
     }
     guard !entries.isEmpty else { throw .catalogInvalid(file: file, reason: "the list of pictures is empty") }
+    try checkCount(entries.count, "pictures", maximum: CatalogLimits.maximumPictures, file: file)
     var names: [String] = []
+    var stamps: [String: PictureStamp] = [:]
     for (index, entry) in entries.enumerated() {
       guard case .success(let name) = entry.value else {
         throw .catalogInvalid(file: file, reason: "picture \(index) is not a string")
       }
-      try checkPicture(name, in: directory)
+      stamps[name] = try checkPicture(name, in: directory)
       names.append(name)
     }
-    return names
+    return (names, stamps)
   }
 
   static func checkName(_ name: String) throws(InnerPeaceError) {
@@ -213,12 +271,23 @@ public struct Catalog: Sendable {
   /// Checks a picture's name, that it is a regular file within the size limit, and that the
   /// whole file is a JPEG or PNG that can be drawn: its structure walks to the end, its size is
   /// within ``Limits``, its colour space can be decoded. Decodes no pixels: start-up stays fast.
-  static func checkPicture(_ name: String, in directory: URL) throws(InnerPeaceError) {
+  /// - Returns: the file's status as it was read (``PictureStamp``).
+  @discardableResult
+  static func checkPicture(_ name: String, in directory: URL) throws(InnerPeaceError) -> PictureStamp {
     try checkName(name)
-    let bytes = try PictureFile.read(atPath: directory.appendingPathComponent(name).path, name: name)
+    let (bytes, stamp) = try PictureFile.readStamped(atPath: directory.appendingPathComponent(name).path, name: name)
     if case .failure(let failure) = ImageDecoding.inspect(bytes) {
       throw .pictureUndecodable(name: name, reason: failure.reason)
     }
+    return stamp
+  }
+
+  /// Refuses a picture whose file, as just read (`stamp`), is not the one this catalog checked:
+  /// another file, written since, or with a status changed after ``fixedSinceNanoseconds``.
+  /// - Throws: ``InnerPeaceError/pictureChanged(name:)``.
+  func checkUnchanged(_ name: String, _ stamp: PictureStamp) throws(InnerPeaceError) {
+    if let recorded = pictureStamps[name], !recorded.isSameFile(as: stamp) { throw .pictureChanged(name: name) }
+    if let since = fixedSinceNanoseconds, stamp.changedNanoseconds > since { throw .pictureChanged(name: name) }
   }
 
 }

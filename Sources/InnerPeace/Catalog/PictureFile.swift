@@ -4,6 +4,41 @@
   import Darwin
 #endif
 
+/// What a photo's file was when it was read: enough to notice, cheaply, that it is another file
+/// or has been written since (its device, inode, size and modification time), and when its
+/// status last changed.
+struct PictureStamp: Equatable, Sendable {
+  let device: UInt64
+  let inode: UInt64
+  let size: Int64
+  let modifiedSeconds: Int64
+  let modifiedNanoseconds: Int64
+  /// The status change time (`st_ctim`), in nanoseconds since 1970: any write, rename onto the
+  /// name or change of owner or mode sets it to the time of the change.
+  let changedNanoseconds: Int64
+
+  /// Whether the file is the one `other` describes, unwritten since (the change time aside).
+  func isSameFile(as other: PictureStamp) -> Bool {
+    device == other.device && inode == other.inode && size == other.size && modifiedSeconds == other.modifiedSeconds
+      && modifiedNanoseconds == other.modifiedNanoseconds
+  }
+
+  init(_ status: stat) {
+    device = UInt64(status.st_dev)
+    inode = UInt64(status.st_ino)
+    size = Int64(status.st_size)
+    #if canImport(Glibc)
+      modifiedSeconds = Int64(status.st_mtim.tv_sec)
+      modifiedNanoseconds = Int64(status.st_mtim.tv_nsec)
+      changedNanoseconds = Int64(status.st_ctim.tv_sec) * 1_000_000_000 + Int64(status.st_ctim.tv_nsec)
+    #else
+      modifiedSeconds = Int64(status.st_mtimespec.tv_sec)
+      modifiedNanoseconds = Int64(status.st_mtimespec.tv_nsec)
+      changedNanoseconds = Int64(status.st_ctimespec.tv_sec) * 1_000_000_000 + Int64(status.st_ctimespec.tv_nsec)
+    #endif
+  }
+}
+
 /// Reads catalog photos safely: only regular files (a FIFO would block forever, a device never
 /// end), and none over ``Limits/maximumPictureBytes``.
 enum PictureFile {
@@ -13,6 +48,13 @@ enum PictureFile {
   ///   ``InnerPeaceError/pictureUndecodable(name:reason:)`` if it is not a regular file, is too
   ///   large or cannot be read.
   static func read(atPath path: String, name: String) throws(InnerPeaceError) -> [UInt8] {
+    try readStamped(atPath: path, name: name).bytes
+  }
+
+  /// The bytes, and the status of the open file they were read from (``PictureStamp``).
+  static func readStamped(atPath path: String, name: String) throws(InnerPeaceError) -> (
+    bytes: [UInt8], stamp: PictureStamp
+  ) {
     let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
     guard descriptor >= 0 else {
       let code = errno
@@ -58,7 +100,7 @@ enum PictureFile {
     guard bytes.count < capacity else {
       throw .pictureUndecodable(name: name, reason: "the file changed while it was read")
     }
-    return bytes
+    return (bytes, PictureStamp(status))
   }
 }
 

@@ -81,23 +81,67 @@ private func preferBundledFile(pattern: OpaquePointer?, data: gpointer?) {
 private func freeString(_ data: gpointer?) { free(data) }
 
 extension FontSetup {
-  /// Every font file fontconfig knows (the system's and the registered folders'), as
-  /// "path size" lines, sorted: the fallback faces a card may draw with. Sizes, not bytes: the
-  /// system's CJK faces alone are hundreds of megabytes.
-  static func knownFontFiles() -> [String] {
+  /// The faces a card asks fontconfig for: the bundled italic (its family, with `bundledFontPath`
+  /// preferred as ``threadFontMap(bundledFontPath:)`` makes it) and every companion face of
+  /// ``TextAttributes/Face`` (family, slant, language).
+  static func cardFaces(bundledFontPath: String) -> [CardFace] {
+    let companions: [TextAttributes.Face] = [
+      .cjkSC, .cjkJP, .cjkKR, .arabic, .hebrew, .devanagari, .thai, .serifItalic, .serifUpright,
+    ]
+    var faces = [CardFace(name: "bundled", family: family, italic: true, language: nil, file: bundledFontPath)]
+    for face in companions {
+      faces.append(
+        CardFace(
+          name: "\(face)", family: face.family ?? family, italic: !face.isUpright, language: face.language, file: nil))
+    }
+    return faces
+  }
+
+  /// A face as fontconfig is asked for it.
+  struct CardFace {
+    let name: String
+    let family: String
+    let italic: Bool
+    let language: String?
+    /// The file preferred for the family (the bundled one), if any.
+    let file: String?
+  }
+
+  /// The font files each face a card asks for resolves to, in fontconfig's order of preference:
+  /// its sorted fallback list, trimmed (a font that adds no character to those before it is left
+  /// out: Pango, which takes the first font covering a character, never reaches it). These, and
+  /// only these, of the installed fonts can draw a card; a font installed for nothing these lists
+  /// reach does not appear.
+  static func fallbackFontFiles(bundledFontPath: String) -> [(face: String, files: [String])] {
     guard FcInit() != 0 else { return [] }
-    var lines = Set<String>()
-    for set in [FcSetSystem, FcSetApplication] {
-      guard let fonts = FcConfigGetFonts(nil, set) else { continue }
-      for index in 0..<Int(fonts.pointee.nfont) {
-        guard let pattern = fonts.pointee.fonts[index] else { continue }
-        var file: UnsafeMutablePointer<FcChar8>?
-        guard FcPatternGetString(pattern, FC_FILE, 0, &file) == FcResultMatch, let file else { continue }
-        let path = String(cString: file)
-        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? -1
-        lines.insert("\(path) \(size)")
+    return FontLock.withLock {
+      cardFaces(bundledFontPath: bundledFontPath).map { face in
+        guard let pattern = FcPatternCreate() else { return (face.name, []) }
+        defer { FcPatternDestroy(pattern) }
+        func add(_ object: String, _ value: String) {
+          _ = value.withCString { text in
+            FcPatternAddString(pattern, object, UnsafeRawPointer(text).assumingMemoryBound(to: FcChar8.self))
+          }
+        }
+        add(FC_FAMILY, face.family)
+        FcPatternAddInteger(pattern, FC_SLANT, face.italic ? Int32(FC_SLANT_ITALIC) : Int32(FC_SLANT_ROMAN))
+        if let language = face.language { add(FC_LANG, language) }
+        if let file = face.file { add(FC_FILE, file) }
+        FcConfigSubstitute(nil, pattern, FcMatchPattern)
+        FcDefaultSubstitute(pattern)
+        var result = FcResultMatch
+        guard let sorted = FcFontSort(nil, pattern, 1, nil, &result) else { return (face.name, []) }
+        defer { FcFontSetDestroy(sorted) }
+        var files: [String] = []
+        for index in 0..<Int(sorted.pointee.nfont) {
+          guard let font = sorted.pointee.fonts[index] else { continue }
+          var file: UnsafeMutablePointer<FcChar8>?
+          guard FcPatternGetString(font, FC_FILE, 0, &file) == FcResultMatch, let file else { continue }
+          let path = String(cString: file)
+          if files.last != path { files.append(path) }
+        }
+        return (face.name, files)
       }
     }
-    return lines.sorted()
   }
 }

@@ -167,8 +167,10 @@ public final class CardRenderer: Sendable {
     }
     var decoded: Pixels? = try clock.measure(.decode) { () throws(InnerPeaceError) in
       let url = try catalog.pictureURL(named: name)
-      // Read again, as at load: the file may have been swapped for a FIFO or a bigger file since.
-      let data = try PictureFile.read(atPath: url.path, name: name)
+      // Read again, as at load: the file may have been swapped for a FIFO or a bigger file since,
+      // or replaced: its bytes are then not those the content version stands for.
+      let (data, stamp) = try PictureFile.readStamped(atPath: url.path, name: name)
+      try catalog.checkUnchanged(name, stamp)
       do throws(InnerPeaceError) {
         return try ImageDecoding.decode(data, covering: (canvas.width, canvas.height))
       } catch .decodingFailed(let reason) {

@@ -10,18 +10,26 @@ public struct ContentSources: Sendable {
   public let quotes: [Quote]
   /// The catalog's pictures by name, with the file each is read from (its bytes count).
   public let pictureFiles: [(name: String, file: URL)]
-  /// The bundled font files (their bytes count).
+  /// The bundled font files (their bytes count, never their paths).
   public let bundledFontFiles: [URL]
-  /// Every font file the font system knows, as "path size" lines: the fallback faces.
-  public let knownFontFiles: [String]
+  /// The font files each face a card asks for resolves to, face by face, in order of preference
+  /// (their bytes count, never their paths): fontconfig's trimmed fallback list for the bundled
+  /// italic and each companion face. Installed fonts that none of these lists reach are not here.
+  public let fallbackFontFiles: [(face: String, files: [URL])]
 
-  /// The sources of a catalog drawn with the given bundled font files.
+  /// The sources of a catalog drawn with the given bundled font files; the first is the one the
+  /// cards prefer for the bundled family.
   public init(catalog: Catalog, bundledFontFiles: [URL] = []) {
     lookVersion = CardRenderer.lookVersion
     quotes = catalog.quotes
     pictureFiles = catalog.pictures.map { ($0, catalog.directory.appendingPathComponent($0)) }
     self.bundledFontFiles = bundledFontFiles
-    knownFontFiles = FontSetup.knownFontFiles()
+    fallbackFontFiles =
+      bundledFontFiles.first.map { bundled in
+        FontSetup.fallbackFontFiles(bundledFontPath: bundled.path).map { face in
+          (face.face, face.files.map { URL(fileURLWithPath: $0) })
+        }
+      } ?? []
   }
 }
 

@@ -1,0 +1,111 @@
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOHTTPTypesHTTP1
+
+/// The host a request names, as RFC 9112 §3.2 reads it, fixed before the request becomes
+/// Hummingbird's: the conversion to HTTP types takes the first `Host` field as the authority and
+/// drops an absolute-form target's own, so here, on NIO's request head,
+///
+/// - an absolute-form target's authority (`GET http://a.example/ HTTP/1.1`) replaces `Host`;
+/// - an HTTP/1.1 request without `Host`, with several, or with one (or a target authority) that
+///   is not a host is marked, and ``HostMiddleware`` answers it 400 with the JSON body.
+///
+/// The mark is a header no client can send: every one a request carries is removed first.
+enum RequestTarget {
+  /// The field that carries the reason a request's host is refused, from here to the router.
+  static let problemField = "X-InnerPeace-Host-Problem"
+
+  /// Rewrites `head` as described above.
+  static func normalize(_ head: inout HTTPRequestHead) {
+    head.headers.remove(name: problemField)
+    let hosts = head.headers["Host"]
+    var problem: String?
+    if hosts.count > 1 {
+      problem = "a request has one Host field, not \(hosts.count)"
+    } else if hosts.isEmpty && (head.version.major > 1 || (head.version.major == 1 && head.version.minor >= 1)) {
+      problem = "an HTTP/1.1 request needs a Host field"
+    }
+    if let authority = absoluteFormAuthority(head.uri) {
+      if problem == nil && !CardLinks.isValidHost(authority) { problem = "the request target's host is not valid" }
+      head.headers.replaceOrAdd(name: "Host", value: authority)
+    } else if problem == nil, let host = hosts.first, !host.isEmpty, !CardLinks.isValidHost(host) {
+      problem = "the Host field is not a valid host"
+    }
+    if let problem { head.headers.add(name: problemField, value: problem) }
+  }
+
+  /// The authority of an absolute-form `http` or `https` target (`nil` for origin form and the
+  /// others).
+  static func absoluteFormAuthority(_ uri: String) -> String? {
+    let lowered = uri.prefix(8).lowercased()
+    let schemeLength: Int
+    if lowered.hasPrefix("http://") {
+      schemeLength = 7
+    } else if lowered.hasPrefix("https://") {
+      schemeLength = 8
+    } else {
+      return nil
+    }
+    let rest = uri.dropFirst(schemeLength)
+    return String(rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" })
+  }
+}
+
+/// Applies ``RequestTarget/normalize(_:)`` to every request head.
+final class RequestTargetHandler: ChannelInboundHandler, RemovableChannelHandler {
+  typealias InboundIn = HTTPServerRequestPart
+  typealias InboundOut = HTTPServerRequestPart
+
+  func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    guard case .head(var head) = unwrapInboundIn(data) else {
+      context.fireChannelRead(data)
+      return
+    }
+    RequestTarget.normalize(&head)
+    context.fireChannelRead(wrapInboundOut(.head(head)))
+  }
+}
+
+/// ``GuardedHTTP1Channel`` with ``RequestTargetHandler`` just before the conversion to HTTP types.
+struct TargetCheckedHTTP1Channel: ServerChildChannel {
+  typealias Value = GuardedHTTP1Channel.Value
+  let base: GuardedHTTP1Channel
+
+  func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+    base.setup(channel: channel, logger: logger).flatMapThrowing { value in
+      let pipeline = channel.pipeline.syncOperations
+      // A refused connection (past the connection cap) has no HTTP pipeline.
+      if let codec = try? pipeline.handler(type: HTTP1ToHTTPServerCodec.self) {
+        try pipeline.addHandler(RequestTargetHandler(), position: .before(codec))
+      }
+      return value
+    }
+  }
+
+  func handle(value: Value, logger: Logger) async {
+    await base.handle(value: value, logger: logger)
+  }
+}
+
+/// Refuses, with a 400 and the JSON body, a request whose host was marked bad on its connection
+/// (``RequestTarget``) or is not one of the allowed hosts.
+struct HostMiddleware: RouterMiddleware {
+  typealias Context = BasicRequestContext
+  let links: CardLinks
+
+  func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+    -> Response
+  {
+    if let problem = request.headers[Self.problemField] { throw ServiceError(.badRequest, problem) }
+    guard links.admits(host: links.requestedOrigin(of: request).host) else {
+      throw ServiceError(.badRequest, "this service does not answer for that host")
+    }
+    return try await next(request, context)
+  }
+
+  static let problemField = HTTPField.Name(RequestTarget.problemField)!
+}
