@@ -4,7 +4,7 @@
 //   innerpeace-bench peer BG QUOTE AUTHOR W H OUT   one card, the peer benchmark's job
 //   innerpeace-bench lines [--preset P ...] [--catalog DIR]
 //                                              each quote's fitted size, wrap width and lines (JSON)
-//   innerpeace-bench worst [--runs N] [--only NAME]
+//   innerpeace-bench worst [--runs N] [--only NAME] [--canvas WxH ...] [--straight true]
 //                                              CPU seconds of the costliest texts at the extreme
 //                                              canvases (markdown)
 //
@@ -223,6 +223,8 @@ func worstTexts() -> [(name: String, text: String)] {
   ]
 }
 
+let worstUsage = "innerpeace-bench worst [--runs N] [--only NAME] [--canvas WxH ...] [--straight true]"
+
 /// The CPU time this process has used, in seconds.
 func processCPUSeconds() -> Double {
   var time = timespec()
@@ -230,12 +232,15 @@ func processCPUSeconds() -> Double {
   return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
 }
 
-/// Renders every worst text on the largest and the most extreme canvases, as JPEG over a photo
-/// (what `/card.jpg?w=&h=&text=` does), and prints the CPU seconds of each render (the least of
+/// Renders every worst text on the largest and the most extreme canvases (or those given), as
+/// JPEG over a photo with typographic punctuation (what `/card.jpg?w=&h=&text=` does; straight
+/// quotes with `--straight true`), and prints the CPU seconds of each render (the least of
 /// `runs`), its fit stage and its layout passes, costliest first.
 func worst(_ arguments: [String]) throws {
   var runs = 1
   var only: String? = nil
+  var canvases: [(Int, Int)] = []
+  var straight = false
   var index = 0
   while index < arguments.count {
     let argument = arguments[index]
@@ -243,19 +248,23 @@ func worst(_ arguments: [String]) throws {
     switch argument {
     case "--runs": runs = max(1, Int(arguments[index + 1]) ?? 1)
     case "--only": only = arguments[index + 1]
-    default: fail("unknown option \(argument); usage: innerpeace-bench worst [--runs N] [--only NAME]")
+    case "--canvas":
+      let size = try CanvasSize(parsing: arguments[index + 1])
+      canvases.append((size.width, size.height))
+    case "--straight": straight = arguments[index + 1] == "true"
+    default: fail("unknown option \(argument); usage: \(worstUsage)")
     }
     index += 2
   }
+  if canvases.isEmpty { canvases = [(4096, 4096), (4096, 200), (200, 4096), (200, 200), (4096, 1000)] }
   let catalog = try Catalog.bundled()
   let renderer = try CardRenderer(catalog: catalog, backgroundCacheBytes: 0)
-  let canvases = [(4096, 4096), (4096, 200), (200, 4096), (200, 200), (4096, 1000)]
   var rows: [(cpu: Double, line: String)] = []
   for (name, text) in worstTexts() where only.map({ name.contains($0) }) ?? true {
     for (width, height) in canvases {
       let request = CardRequest(
         preset: .custom(try CanvasSize(width: width, height: height)), quote: .text(text, author: "Worst Case"),
-        picture: .named(catalog.pictures[0]), seed: 1, format: .jpeg)
+        picture: .named(catalog.pictures[0]), seed: 1, format: .jpeg, typographicPunctuation: !straight)
       var best = Double.infinity
       var card: RenderedCard? = nil
       for _ in 0..<runs {
@@ -300,7 +309,7 @@ do {
   default:
     fail(
       "usage: innerpeace-bench stages [--runs N] | peer BG QUOTE AUTHOR W H OUT.png"
-        + " | lines [--preset P ...] [--catalog DIR] | worst [--runs N] [--only NAME]")
+        + " | lines [--preset P ...] [--catalog DIR] | worst [--runs N] [--only NAME] [--canvas WxH ...]")
   }
 } catch {
   fail("\(error)")
