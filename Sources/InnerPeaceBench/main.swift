@@ -4,7 +4,7 @@
 //   innerpeace-bench peer BG QUOTE AUTHOR W H OUT   one card, the peer benchmark's job
 //   innerpeace-bench lines [--preset P ...] [--catalog DIR]
 //                                              each quote's fitted size, wrap width and lines (JSON)
-//   innerpeace-bench worst [--runs N] [--only NAME] [--canvas WxH ...] [--straight true]
+//   innerpeace-bench worst [--runs N] [--only NAME] [--canvas WxH ...] [--straight false]
 //                                              CPU seconds of the costliest texts at the extreme
 //                                              canvases (markdown)
 //
@@ -223,7 +223,7 @@ func worstTexts() -> [(name: String, text: String)] {
   ]
 }
 
-let worstUsage = "innerpeace-bench worst [--runs N] [--only NAME] [--canvas WxH ...] [--straight true]"
+let worstUsage = "innerpeace-bench worst [--runs N] [--only NAME] [--canvas WxH ...] [--straight false]"
 
 /// The CPU time this process has used, in seconds.
 func processCPUSeconds() -> Double {
@@ -233,14 +233,15 @@ func processCPUSeconds() -> Double {
 }
 
 /// Renders every worst text on the largest and the most extreme canvases (or those given), as
-/// JPEG over a photo with typographic punctuation (what `/card.jpg?w=&h=&text=` does; straight
-/// quotes with `--straight true`), and prints the CPU seconds of each render (the least of
+/// JPEG over a photo, drawn as written (what `/card.jpg?w=&h=&straightQuotes=true&text=` does:
+/// typographic punctuation would turn the dots into fewer ellipses; `--straight false` applies
+/// it), and prints the CPU seconds of each render (the least of
 /// `runs`), its fit stage and its layout passes, costliest first.
 func worst(_ arguments: [String]) throws {
   var runs = 1
   var only: String? = nil
   var canvases: [(Int, Int)] = []
-  var straight = false
+  var straight = true
   var index = 0
   while index < arguments.count {
     let argument = arguments[index]
@@ -251,7 +252,7 @@ func worst(_ arguments: [String]) throws {
     case "--canvas":
       let size = try CanvasSize(parsing: arguments[index + 1])
       canvases.append((size.width, size.height))
-    case "--straight": straight = arguments[index + 1] == "true"
+    case "--straight": straight = arguments[index + 1] != "false"
     default: fail("unknown option \(argument); usage: \(worstUsage)")
     }
     index += 2
