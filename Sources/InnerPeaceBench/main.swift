@@ -213,6 +213,8 @@ func worstTexts() -> [(name: String, text: String)] {
   return [
     ("long word of dots", String(repeating: ".", count: limit - 1)),
     ("long word of letters", String(repeating: "W", count: limit)),
+    ("long Arabic word", String(repeating: "\u{628}", count: limit)),
+    ("emoji", String(repeating: "\u{1F600}", count: Limits.maximumTextBytes / 4)),
     ("one-letter words", String(repeating: "a ", count: limit / 2 - 1) + "a"),
     ("spaces", "a" + String(repeating: " ", count: limit - 2) + "b"),
     ("break after every character", String(repeating: "\u{6C38}", count: limit)),
