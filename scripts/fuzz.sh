@@ -61,6 +61,23 @@ done
 
 bin="$(swift build "${build[@]}" --show-bin-path)"
 failed=0
+
+# The system's C libraries are not instrumented, and a use after free inside one (FriBidi 1.0.8's
+# in its run list, issue 17) reads intact memory under ASan's allocator, so the fuzzer does not
+# see it; under glibc's allocator it segfaults. The text corpus, which keeps every input that ever
+# crashed, is therefore also replayed with an ordinary debug build.
+if [[ " $targets " == *" text "* ]]; then
+  echo "== replaying Fuzz/Corpus/text with an ordinary debug build"
+  if ! swift build --product FuzzText >"$scratch/logs/build-text-plain.log" 2>&1; then
+    tail -40 "$scratch/logs/build-text-plain.log" >&2
+    echo "FAILED: building FuzzText (ordinary debug build)" >&2
+    exit 1
+  fi
+  if ! SWIFT_BACKTRACE=enable=no "$(swift build --show-bin-path)/FuzzText" Fuzz/Corpus/text; then
+    echo "FAILED: an input of Fuzz/Corpus/text crashes the ordinary debug build" >&2
+    failed=1
+  fi
+fi
 for target in $targets; do
   name="$(product "$target")"
   corpus="$scratch/corpus/$target"

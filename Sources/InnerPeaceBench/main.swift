@@ -5,6 +5,9 @@
 //   innerpeace-bench colour [--runs N]          decode cost of colour profiles (markdown)
 //   innerpeace-bench lines [--preset P ...] [--catalog DIR]
 //                                              each quote's fitted size, wrap width and lines (JSON)
+//   innerpeace-bench worst [--runs N] [--only NAME] [--canvas WxH ...] [--straight false]
+//                                              CPU seconds of the costliest texts at the extreme
+//                                              canvases (markdown)
 //
 // Build it in release mode for meaningful numbers: swift build -c release --product innerpeace-bench
 internal import CInnerPeace
@@ -187,6 +190,109 @@ func lines(_ arguments: [String]) throws {
   FileHandle.standardOutput.write(Data("\n".utf8))
 }
 
+/// The texts that cost the text path most, each within the limits a request is checked against
+/// (``Limits``): one long word, thousands of one-letter words, thousands of spaces, a break
+/// opportunity after every character, verse of thousands of lines, a bidi mix at the bidi limits,
+/// combining marks at their limit. The bidi mix holds 100 isolated words (200 controls).
+func worstTexts() -> [(name: String, text: String)] {
+  let limit = Limits.maximumTextCharacters
+  let bidiWords = ["\u{5E9}\u{5DC}\u{5D5}\u{5DD}", "peace", "\u{627}\u{644}\u{633}\u{644}\u{627}\u{645}", "2026"]
+  var bidi = ""
+  var controls = 0
+  var word = 0
+  while bidi.count + 12 < limit {
+    if controls + 2 <= 200 && word % 8 == 0 {
+      bidi += "\u{2067}" + bidiWords[word % 4] + "\u{2069} "
+      controls += 2
+    } else {
+      bidi += bidiWords[word % 4] + " "
+    }
+    word += 1
+  }
+  let marked = "a" + String(repeating: "\u{301}", count: Limits.maximumCombiningMarksPerCharacter)
+  let markedCount = min(limit / 2, Limits.maximumTextBytes / (marked.utf8.count + 1))
+  return [
+    ("long word of dots", String(repeating: ".", count: limit - 1)),
+    ("long word of letters", String(repeating: "W", count: limit)),
+    ("long Arabic word", String(repeating: "\u{628}", count: limit)),
+    ("emoji", String(repeating: "\u{1F600}", count: Limits.maximumTextBytes / 4)),
+    ("one-letter words", String(repeating: "a ", count: limit / 2 - 1) + "a"),
+    ("spaces", "a" + String(repeating: " ", count: limit - 2) + "b"),
+    ("break after every character", String(repeating: "\u{6C38}", count: limit)),
+    ("URL separators", String(repeating: "a/", count: limit / 2 - 1) + "a"),
+    ("verse of one-letter lines", String(repeating: "a\n", count: limit / 2 - 1) + "a"),
+    ("bidi mix", bidi),
+    ("combining marks at the limit", Array(repeating: marked, count: markedCount).joined(separator: " ")),
+  ]
+}
+
+let worstUsage = "innerpeace-bench worst [--runs N] [--only NAME] [--canvas WxH ...] [--straight false]"
+
+/// The CPU time this process has used, in seconds.
+func processCPUSeconds() -> Double {
+  var time = timespec()
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
+  return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+}
+
+/// Renders every worst text on the largest and the most extreme canvases (or those given), as
+/// JPEG over a photo, drawn as written (what `/card.jpg?w=&h=&straightQuotes=true&text=` does:
+/// typographic punctuation would turn the dots into fewer ellipses; `--straight false` applies
+/// it), and prints the CPU seconds of each render (the least of
+/// `runs`), its fit stage and its layout passes, costliest first.
+func worst(_ arguments: [String]) throws {
+  var runs = 1
+  var only: String? = nil
+  var canvases: [(Int, Int)] = []
+  var straight = true
+  var index = 0
+  while index < arguments.count {
+    let argument = arguments[index]
+    guard index + 1 < arguments.count else { fail("\(argument) needs a value") }
+    switch argument {
+    case "--runs": runs = max(1, Int(arguments[index + 1]) ?? 1)
+    case "--only": only = arguments[index + 1]
+    case "--canvas":
+      let size = try CanvasSize(parsing: arguments[index + 1])
+      canvases.append((size.width, size.height))
+    case "--straight": straight = arguments[index + 1] != "false"
+    default: fail("unknown option \(argument); usage: \(worstUsage)")
+    }
+    index += 2
+  }
+  if canvases.isEmpty { canvases = [(4096, 4096), (4096, 200), (200, 4096), (200, 200), (4096, 1000)] }
+  let catalog = try Catalog.bundled()
+  let renderer = try CardRenderer(catalog: catalog, backgroundCacheBytes: 0)
+  var rows: [(cpu: Double, line: String)] = []
+  for (name, text) in worstTexts() where only.map({ name.contains($0) }) ?? true {
+    for (width, height) in canvases {
+      let request = CardRequest(
+        preset: .custom(try CanvasSize(width: width, height: height)), quote: .text(text, author: "Worst Case"),
+        picture: .named(catalog.pictures[0]), seed: 1, format: .jpeg, typographicPunctuation: !straight)
+      var best = Double.infinity
+      var card: RenderedCard? = nil
+      for _ in 0..<runs {
+        let start = processCPUSeconds()
+        card = try renderer.render(request)
+        best = min(best, processCPUSeconds() - start)
+      }
+      let rendered = card!
+      rows.append(
+        (
+          best,
+          "| \(name) | \(width)x\(height) | \(String(format: "%.3f", best)) | "
+            + "\(String(format: "%.3f", rendered.timings.fit)) | \(rendered.fontSize) | \(rendered.layoutPasses) |"
+        ))
+      FileHandle.standardError.write(Data("\(name) \(width)x\(height): \(String(format: "%.3f", best)) s\n".utf8))
+    }
+  }
+  print("CPU seconds per render (least of \(runs)), JPEG over \(catalog.pictures[0]), costliest first.")
+  print("")
+  print("| text | canvas | CPU s | fit s (wall) | size px | layouts |")
+  print("|---|---|---:|---:|---:|---:|")
+  for row in rows.sorted(by: { $0.cpu > $1.cpu }) { print(row.line) }
+}
+
 let arguments = Array(CommandLine.arguments.dropFirst())
 do {
   switch arguments.first {
@@ -210,10 +316,12 @@ do {
     try peer(Array(arguments.dropFirst()))
   case "lines":
     try lines(Array(arguments.dropFirst()))
+  case "worst":
+    try worst(Array(arguments.dropFirst()))
   default:
     fail(
       "usage: innerpeace-bench stages [--runs N] | colour [--runs N] | peer BG QUOTE AUTHOR W H OUT.png"
-        + " | lines [--preset P ...] [--catalog DIR]")
+        + " | lines [--preset P ...] [--catalog DIR] | worst [--runs N] [--only NAME] [--canvas WxH ...]")
   }
 } catch {
   fail("\(error)")

@@ -178,6 +178,14 @@ struct CatalogTests {
       name: "empty quote", quotes: #"[{"text": "", "author": "b"}]"#, file: "quotes.json",
       fragments: ["quote 0", "empty"]),
     InvalidCase(
+      name: "quote of invisible characters only",
+      quotes: #"[{"text": "a", "author": "b"}, {"text": "\u200b\u2060\ufeff\u3164\u2800\u00ad", "author": "c"}]"#,
+      file: "quotes.json", fragments: ["quote 1", "empty or has nothing visible"]),
+    InvalidCase(
+      name: "quote of a thousand bidi controls",
+      quotes: "[{\"text\": \"\(String(repeating: "\\u202b", count: 1_000))a\", \"author\": \"b\"}]",
+      file: "quotes.json", fragments: ["quote 0", "bidi"]),
+    InvalidCase(
       name: "quote over the limit",
       quotes: "[{\"text\": \"\(String(repeating: "a", count: 5_001))\", \"author\": \"b\"}]",
       file: "quotes.json", fragments: ["quote 0", "limit"]),
@@ -272,6 +280,16 @@ struct CatalogTests {
           continue
         }
       }
+    }
+  }
+
+  /// An author of invisible characters only loads as no author, as an empty one does.
+  @Test func invisibleAuthorLoadsAsNoAuthor() throws {
+    try Self.withCatalog { folder in
+      let catalog = try Catalog(
+        quotes: [Quote(text: "Be still.", author: "\u{200B}\u{2060}\u{3164}")], pictures: ["photo.jpg"],
+        directory: folder)
+      #expect(catalog.quotes[0].author == "")
     }
   }
 

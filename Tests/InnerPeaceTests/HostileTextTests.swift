@@ -160,3 +160,133 @@ struct SplitMix {
     return z ^ (z >> 31)
   }
 }
+
+/// What the text rules hand to Pango and FriBidi (issue 17): bidi controls bounded in number and
+/// nesting, and text with nothing visible refused like empty text.
+@Suite("Bidi and invisible text")
+struct BidiAndInvisibleTextTests {
+  let renderer = Fixtures.renderer
+
+  /// The bidi control characters: embeddings, overrides, their terminator, isolates, their
+  /// terminator, and the marks LRM, RLM, ALM.
+  static let bidiControls: [Unicode.Scalar] = [
+    "\u{202A}", "\u{202B}", "\u{202C}", "\u{202D}", "\u{202E}", "\u{2066}", "\u{2067}", "\u{2068}", "\u{2069}",
+    "\u{200E}", "\u{200F}", "\u{061C}",
+  ]
+
+  /// About a thousand bidi controls and one letter: each crashed the renderer with a segfault
+  /// inside libfribidi 1.0.8 (issue 17). Each is now refused with one line naming the rule,
+  /// for the quote and for the author.
+  @Test(arguments: 0..<6)
+  func manyBidiControlsAreRefused(seed: Int) throws {
+    var generator = SplitMix(state: UInt64(seed))
+    var scalars = String.UnicodeScalarView()
+    for _ in 0..<1_000 {
+      scalars.append(seed == 0 ? "\u{202B}" : Self.bidiControls[Int(generator.next() % 12)])
+    }
+    scalars.append("a")
+    let text = String(scalars)
+    let error = innerPeaceError { try renderer.fitText(text, author: "", preset: .og) }
+    guard case .textInvalid(let reason)? = error else {
+      Issue.record("expected textInvalid, got \(String(describing: error))")
+      return
+    }
+    #expect(reason.contains("bidi"), "\(reason)")
+    #expect(!reason.contains("\n"))
+    // An author is at most 200 characters, under the total: its controls nest too deep.
+    let author = String(repeating: "\u{2067}\u{202E}", count: 90) + "a"
+    let authorError = innerPeaceError { try renderer.fitText("Peace.", author: author, preset: .og) }
+    guard case .authorInvalid(let authorReason)? = authorError else {
+      Issue.record("expected authorInvalid, got \(String(describing: authorError))")
+      return
+    }
+    #expect(authorReason.contains("bidi"), "\(authorReason)")
+  }
+
+  /// Nesting is counted as UAX #9 counts it: a terminator closes only what it may close, a
+  /// paragraph break closes everything, and unpaired terminators change nothing.
+  @Test func nestingLimit() throws {
+    let limit = Limits.maximumBidiNesting
+    let open = String(repeating: "\u{2067}", count: limit)
+    let close = String(repeating: "\u{2069}", count: limit)
+    // At the limit, nested and closed: set and drawn.
+    let atLimit = open + "\u{5E9}\u{5DC}\u{5D5}\u{5DD} peace" + close
+    _ = try renderer.fitText(atLimit, author: "", preset: .og)
+    // One deeper: refused.
+    for deeper in [
+      "\u{202B}" + atLimit, open + "\u{202E}x" + close,
+      // A PDF does not close an isolate, so the embedding inside stays open.
+      open + "\u{202C}\u{202A}x",
+    ] {
+      let error = innerPeaceError { try renderer.fitText(deeper, author: "", preset: .og) }
+      guard case .textInvalid(let reason)? = error else {
+        Issue.record("expected textInvalid for nesting \(limit + 1), got \(String(describing: error))")
+        continue
+      }
+      #expect(reason.contains("deep"), "\(reason)")
+    }
+    // Closed, then opened again, and across paragraphs: never deeper than the limit.
+    let twice = atLimit + " " + atLimit
+    let verse = open + "a\n" + open + "b"
+    // A PDI closes its isolate and the embeddings left open inside it.
+    let pdiClosesEmbeddings = String(repeating: "\u{2066}\u{202B}\u{202B}x\u{2069}", count: 20)
+    let unpaired = String(repeating: "\u{202C}\u{2069}", count: 40) + "x"
+    for text in [twice, verse, pdiClosesEmbeddings, unpaired] {
+      _ = try renderer.fitText(text, author: "", preset: .og)
+    }
+  }
+
+  /// The total is bounded too, with marks counted: at the limit is fine, one more is refused.
+  @Test func countLimit() throws {
+    let limit = Limits.maximumBidiControls
+    let marks = String(repeating: "\u{200F}a ", count: limit)
+    _ = try renderer.fitText(marks, author: "", preset: .og)
+    let error = innerPeaceError { try renderer.fitText(marks + "\u{200E}", author: "", preset: .og) }
+    guard case .textInvalid(let reason)? = error else {
+      Issue.record("expected textInvalid, got \(String(describing: error))")
+      return
+    }
+    #expect(reason.contains("\(limit)") && reason.contains("bidi"), "\(reason)")
+  }
+
+  /// Texts of invisible characters only: refused with the empty text's message, everywhere the
+  /// text rules run (fit, render, the custom card's check).
+  static let invisibleTexts: [String] = [
+    "\u{200B}", "\u{2060}\u{2060}", "\u{FEFF}", "\u{3164}\u{3164}", "\u{115F}\u{1160}",
+    "\u{E0001}\u{E0020}\u{E0041}\u{E007F}", "\u{2800}\u{2800}", "\u{AD}\u{AD}", "\u{FE0F}\u{FE0E}\u{E0100}",
+    "\u{200E}\u{202B}\u{202C}\u{2067}\u{2069}\u{061C}", "\u{200C}\u{200D}\u{034F}", "\u{FFA0}", "\u{180E}",
+    " \u{200B} \u{3000}\u{2060} ",
+  ]
+
+  @Test(arguments: invisibleTexts)
+  func invisibleTextIsRefusedLikeEmptyText(text: String) throws {
+    let empty = innerPeaceError { try renderer.fitText("   ", author: "", preset: .og) }
+    let invisible = innerPeaceError { try renderer.fitText(text, author: "", preset: .og) }
+    #expect(invisible != nil && invisible == empty, "\(String(describing: invisible))")
+    #expect(invisible == .textInvalid(reason: "the text is empty or has nothing visible"))
+    let request = CardRequest(quote: .text(text, author: "Someone"), seed: 1)
+    #expect(innerPeaceError { try request.validate() } == empty)
+    #expect(innerPeaceError { try renderer.render(request) } == empty)
+  }
+
+  /// An author of invisible characters only is no author, as an empty one: no author line.
+  @Test(arguments: invisibleTexts)
+  func invisibleAuthorIsNoAuthor(author: String) throws {
+    let fit = try renderer.fitText("Peace begins with a smile.", author: author, preset: .og)
+    #expect(fit.authorLines.isEmpty)
+    let card = try renderer.render(CardRequest(quote: .text("Peace.", author: author), seed: 1))
+    #expect(card.quote.author == "")
+  }
+
+  /// Visible text around invisible characters is kept as written, and each visible kind counts:
+  /// a letter, digit, punctuation mark, symbol, emoji, combining mark, private-use character.
+  @Test(arguments: [
+    "\u{200B}a\u{200B}", "\u{2060}7", "\u{FEFF}.", "\u{2800}\u{2665}", "\u{1F600}", "\u{301}", "\u{E000}",
+    "\u{3164}\u{AC00}",
+  ])
+  func visibleCharacterIsEnough(text: String) throws {
+    let fit = try renderer.fitText(text, author: "\u{200B}Me", preset: .og)
+    #expect(fit.lines.joined() == text.trimmingWhiteSpace())
+    #expect(fit.authorLines.count == 1)
+  }
+}

@@ -1,14 +1,17 @@
 import FuzzSupport
 import InnerPeace
 
-/// The text path: text, author, canvas and options through fitting, drawing and encoding, a
-/// real render to pixels. Any trap or abort (in Swift, Cairo or Pango) is a crash.
+/// The text path: text, author, canvas and options through the text rules and fitting (every
+/// layout the size search and the line breaker make), and for some inputs a full render to
+/// pixels. Any trap or abort (in Swift, Cairo, Pango or FriBidi) is a crash.
 ///
 /// Input: byte 0 holds the options: bits 0-2 the preset (0 og, 1 square, 2 story, 3 classic,
 /// 4-7 a custom size), bit 3 centred, bit 4 no author line, bit 5 over a photo (else
-/// transparent, which skips decoding the photo). A custom size takes bytes 1-4: width and
-/// height, big-endian, each mapped into 200...2048. The rest is UTF-8 (invalid bytes become
-/// U+FFFD): the quote, then after the last NUL byte, if any, the author.
+/// transparent, which skips decoding the photo), bits 6 and 7 both set: a full render (halo,
+/// drawing, PNG encoding), else fitting only, which is what reaches Pango and FriBidi with the
+/// text and runs many times faster. A custom size takes bytes 1-4: width and height,
+/// big-endian, each mapped into 200...2048. The rest is UTF-8 (invalid bytes become U+FFFD): the
+/// quote, then after the last NUL byte, if any, the author.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzText(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
   guard let data, size > 0 else { return 0 }
@@ -38,11 +41,18 @@ public func fuzzText(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     text = Substring(decoding: rest[..<split], as: UTF8.self)
     author = String(decoding: rest[(split + 1)...], as: UTF8.self)
   }
+  let showsAuthor = options & 0b1_0000 == 0
+  let alignment: TextAlignment = options & 0b1000 != 0 ? .center : .natural
+  // Refusals (empty text, over the limits, control characters, bidi controls) are answers, not
+  // crashes.
+  guard options & 0b1100_0000 == 0b1100_0000 else {
+    _ = try? FuzzTextRenderer.shared.fitText(
+      String(text), author: showsAuthor ? author : "", preset: preset, alignment: alignment)
+    return 0
+  }
   let request = CardRequest(
-    preset: preset, quote: .text(String(text), author: author), seed: 1, format: .png,
-    showsAuthor: options & 0b1_0000 == 0, alignment: options & 0b1000 != 0 ? .center : .natural,
-    transparent: options & 0b10_0000 == 0)
-  // Refusals (empty text, over the limits, control characters) are answers, not crashes.
+    preset: preset, quote: .text(String(text), author: author), seed: 1, format: .png, showsAuthor: showsAuthor,
+    alignment: alignment, transparent: options & 0b10_0000 == 0)
   _ = try? FuzzTextRenderer.shared.render(request)
   return 0
 }

@@ -14,4 +14,10 @@ public enum Limits {
   public static let maximumAuthorCharacters = 200
   /// Most combining marks allowed on one character (stops "zalgo" towers that no font can set).
   public static let maximumCombiningMarksPerCharacter = 8
+  /// Most bidi control characters in one text (embeddings, overrides, isolates, their
+  /// terminators, and the marks LRM, RLM and ALM).
+  public static let maximumBidiControls = 256
+  /// Deepest nesting of bidi embeddings, overrides and isolates in one paragraph (the Unicode
+  /// Bidirectional Algorithm allows 125; real text rarely needs more than two or three).
+  public static let maximumBidiNesting = 16
 }

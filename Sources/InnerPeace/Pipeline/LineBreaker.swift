@@ -42,6 +42,9 @@ struct LineBreaker {
     var hasDefect: Bool
     /// Whether some paragraph (verse line) wraps.
     var wrapsAParagraph: Bool
+    /// How many times a line's cost was computed (for tests of the search's bound: at most
+    /// ``LineBreaker/maximumLookBack`` + 1 per break opportunity).
+    var evaluations = 0
   }
 
   let model: BreakModel
@@ -50,15 +53,20 @@ struct LineBreaker {
   static let wordInnerBreaks: Set<Unicode.Scalar> = ["/", "?", "&", "=", "-", "\u{2010}", "\u{2013}", "\u{2014}"]
 
   /// The best breaks at `width` (pixels at the reference size), with turnover lines `indent`
-  /// narrower; `nil` when some unit cannot be made to fit the width.
+  /// narrower (a negative indent counts as none); `nil` when some unit cannot be made to fit the
+  /// width.
+  ///
+  /// The search runs in time linear in the text's length: each break opportunity is tried as a
+  /// line's end against at most ``maximumLookBack`` earlier ones.
   func breaks(width: Double, indent: Double = 0) -> Result? {
     var result = Result(
       breaks: [], lineCount: 0, cost: 0, hasWordFlaw: false, hasDefect: false, wrapsAParagraph: false)
     for paragraph in paragraphs() {
-      guard let set = breakParagraph(paragraph, width: width, turnoverWidth: width - indent) else { return nil }
+      guard let set = breakParagraph(paragraph, width: width, turnoverWidth: width - max(0, indent)) else { return nil }
       result.breaks += set.breaks
       result.lineCount += set.breaks.count + 1
       result.cost += set.cost
+      result.evaluations += set.evaluations
       result.hasDefect = result.hasDefect || set.hasDefect
       result.hasWordFlaw = result.hasWordFlaw || set.hasWordFlaw
       result.wrapsAParagraph = result.wrapsAParagraph || !set.breaks.isEmpty
@@ -109,31 +117,44 @@ struct LineBreaker {
   private struct ParagraphBreaks {
     var breaks: [Int]
     var cost: Double
+    var evaluations = 0
     var hasDefect: Bool = false
     var hasWordFlaw: Bool = false
   }
 
   private func breakParagraph(_ range: Range<Int>, width: Double, turnoverWidth: Double) -> ParagraphBreaks? {
     guard !range.isEmpty else { return ParagraphBreaks(breaks: [], cost: 0) }
-    // Prefix sums of the advances, so a line's width is two lookups.
+    let lower = range.lowerBound
+    // Prefix sums of the advances, so a line's width is two lookups; and for each end, where the
+    // text before it ends without its trailing white space.
     var prefix = [Double](repeating: 0, count: range.count + 1)
-    for (offset, index) in range.enumerated() { prefix[offset + 1] = prefix[offset] + model.advances[index] }
+    var trimmedEnd = [Int](repeating: 0, count: range.count + 1)
+    for (offset, index) in range.enumerated() {
+      prefix[offset + 1] = prefix[offset] + model.advances[index]
+      trimmedEnd[offset + 1] = model.isWhite[index] ? trimmedEnd[offset] : offset + 1
+    }
     /// The width of the characters `from..<to` (absolute indexes), without trailing white space.
     func lineWidth(_ from: Int, _ to: Int) -> Double {
-      var end = to
-      while end > from && model.isWhite[end - 1] { end -= 1 }
-      return prefix[end - range.lowerBound] - prefix[from - range.lowerBound]
+      prefix[max(from - lower, trimmedEnd[to - lower])] - prefix[from - lower]
     }
     let narrowest = min(width, turnoverWidth)
     let positions = breakPositions(in: range, narrowest: narrowest, lineWidth: lineWidth)
     // The paragraph start, the allowed breaks, the end. Pango's own opportunities are marked so
     // lines can count their words.
     let points = [range.lowerBound] + positions.map(\.position) + [range.upperBound]
-    let startsWord = [true] + positions.map(\.startsWord) + [true]
-    let cuts = Set(positions.filter(\.cutsWord).map(\.position))
     let total = points.count
+    // wordStarts[i]: how many of points[0..<i] start a word (the paragraph start counts).
+    var wordStarts = [Int](repeating: 0, count: total + 1)
+    wordStarts[1] = 1
+    for (index, position) in positions.enumerated() {
+      wordStarts[index + 2] = wordStarts[index + 1] + (position.startsWord ? 1 : 0)
+    }
+    wordStarts[total] = wordStarts[total - 1] + 1
+    let cuts = Set(positions.filter(\.cutsWord).map(\.position))
 
-    // The fewest lines: a greedy pass (it is optimal for the count).
+    // The fewest lines: a greedy pass (it is optimal for the count, and for every prefix:
+    // fewestTo[point] is the fewest lines that end one at that point).
+    var fewestTo = [Int](repeating: 1, count: total)
     var lines = 1
     var lineStart = 0
     for index in 1..<total {
@@ -144,17 +165,31 @@ struct LineBreaker {
         lines += 1
         guard lineWidth(points[lineStart], points[index]) <= turnoverWidth else { return nil }
       }
+      fewestTo[index] = lines
     }
     if lines == 1 { return ParagraphBreaks(breaks: [], cost: 0) }
+    // The fewest turnover lines that set the rest of the paragraph after a break at each point
+    // (greedy again, each line as far as it goes; `Int.max` where a piece is wider than a line).
+    var fewestFrom = [Int](repeating: Int.max, count: total)
+    fewestFrom[total - 1] = 0
+    var farthest = [Int](repeating: 0, count: total)
+    var reach = 1
+    for point in 0..<(total - 1) {
+      reach = max(reach, point + 1)
+      while reach + 1 < total && lineWidth(points[point], points[reach + 1]) <= turnoverWidth { reach += 1 }
+      farthest[point] = reach
+    }
+    for point in stride(from: total - 2, through: 1, by: -1)
+    where lineWidth(points[point], points[farthest[point]]) <= turnoverWidth && fewestFrom[farthest[point]] < Int.max {
+      fewestFrom[point] = fewestFrom[farthest[point]] + 1
+    }
 
     let mean = lineWidth(points[0], points[total - 1]) / Double(lines)
     /// Words on the line `points[from]..<points[to]`.
-    func words(_ from: Int, _ to: Int) -> Int {
-      var count = 1
-      for index in (from + 1)..<to where startsWord[index] { count += 1 }
-      return count
-    }
+    func words(_ from: Int, _ to: Int) -> Int { 1 + wordStarts[to] - wordStarts[from + 1] }
+    var evaluations = 0
     func cost(_ from: Int, _ to: Int, line: Int) -> Double? {
+      evaluations += 1
       let measured = lineWidth(points[from], points[to])
       guard measured <= (line == 0 ? width : turnoverWidth) else { return nil }
       let isLast = to == total - 1
@@ -172,59 +207,76 @@ struct LineBreaker {
       return value
     }
 
-    // best[line][point]: least cost of setting points[0]..<points[point] in line + 1 lines.
-    let infinity = Double.infinity
-    var best = [[Double]](repeating: [Double](repeating: infinity, count: total), count: lines)
-    var previous = [[Int]](repeating: [Int](repeating: -1, count: total), count: lines)
-    for point in 1..<total { if let value = cost(0, point, line: 0) { best[0][point] = value } }
+    // A paragraph of exactly `lines` lines can end its line `line` at a point only when the
+    // fewest lines to that point are line + 1 and the fewest after it are the rest (the two add
+    // up to at least `lines`, so any other line would need fewer than the fewest on one side).
+    // So each point ends at most one line, `members[line]` lists the points that can end it, in
+    // order, and the search below is exact: it visits every state the full table over lines and
+    // points could use, in the same order, and the same ties win.
+    var members = [[Int]](repeating: [], count: lines)
+    for point in 1..<total where fewestFrom[point] < Int.max && fewestTo[point] + fewestFrom[point] == lines {
+      members[fewestTo[point] - 1].append(point)
+    }
+    // best[point]: least cost of setting points[0]..<points[point] in the lines up to the one
+    // that point ends.
+    var best = [Double](repeating: .infinity, count: total)
+    var previous = [Int](repeating: -1, count: total)
+    for point in members[0] { if let value = cost(0, point, line: 0) { best[point] = value } }
     for line in 1..<lines {
-      for point in (line + 1)..<total {
-        var from = point - 1
-        while from >= line {
-          if best[line - 1][from] < infinity {
-            // Lines only get wider going back; stop once this one is too wide.
-            guard let value = cost(from, point, line: line) else { break }
-            let candidate = best[line - 1][from] + value
-            if candidate < best[line][point] {
-              best[line][point] = candidate
-              previous[line][point] = from
-            }
-          } else if lineWidth(points[from], points[point]) > turnoverWidth {
-            break
+      let candidates = members[line - 1]
+      var below = 0  // candidates[..<below] lie before the point
+      for point in members[line] {
+        while below < candidates.count && candidates[below] < point { below += 1 }
+        // Nearest first; lines only get wider going back, so stop once one is too wide, and
+        // look back over at most `maximumLookBack` candidates.
+        var index = below - 1
+        while index >= 0 && below - index <= Self.maximumLookBack {
+          let from = candidates[index]
+          guard best[from] < .infinity, let value = cost(from, point, line: line) else { break }
+          let candidate = best[from] + value
+          if candidate < best[point] {
+            best[point] = candidate
+            previous[point] = from
           }
-          from -= 1
+          index -= 1
         }
       }
     }
-    guard best[lines - 1][total - 1] < infinity else { return nil }
-    var breaks: [Int] = []
+    guard best[total - 1] < .infinity else { return nil }
+    var chosen: [Int] = []
     var point = total - 1
-    for line in stride(from: lines - 1, to: 0, by: -1) {
-      point = previous[line][point]
-      breaks.append(points[point])
+    for _ in 1..<lines {
+      point = previous[point]
+      chosen.append(point)
     }
-    breaks.reverse()
+    chosen.reverse()
     // The flaws a reader notices, line by line.
-    var result = ParagraphBreaks(breaks: breaks, cost: best[lines - 1][total - 1])
+    var result = ParagraphBreaks(
+      breaks: chosen.map { points[$0] }, cost: best[total - 1], evaluations: evaluations)
     var from = 0
-    for (line, position) in (breaks + [range.upperBound]).enumerated() {
-      let to = points.firstIndex(of: position) ?? total - 1
+    for (line, to) in (chosen + [total - 1]).enumerated() {
       let isLast = to == total - 1
       if line > 0 && words(from, to) == 1 { result.hasWordFlaw = true }
       if isLast && lineWidth(points[from], points[to]) < mean / 3 { result.hasDefect = true }
       if line == 0 && !isLast && words(from, to) == 1 { result.hasDefect = true }
       from = to
     }
-    if breaks.contains(where: cuts.contains) { result.hasWordFlaw = true }
+    if result.breaks.contains(where: cuts.contains) { result.hasWordFlaw = true }
     result.hasDefect = result.hasDefect || result.hasWordFlaw
     return result
   }
+
+  /// The most earlier breaks a line's end is tried against: a line holds fewer break
+  /// opportunities than this in any ordinary text, so only lines of hundreds of one-letter words
+  /// or characters (where every choice looks alike) see fewer than all their candidates, and the
+  /// search stays linear in the text's length.
+  static let maximumLookBack = 128
 
   /// The positions inside `range` where a line may break: Pango's break opportunities, plus,
   /// inside a unit wider than `narrowest`, breaks after `/ ? & = -` and then between
   /// characters. `startsWord` marks where a new word starts (see ``startsWord(at:)``), `cutsWord`
   /// a break between two letters of a word.
-  private func breakPositions(
+  func breakPositions(
     in range: Range<Int>, narrowest: Double, lineWidth: (Int, Int) -> Double
   ) -> [(position: Int, startsWord: Bool, cutsWord: Bool)] {
     var result: [(position: Int, startsWord: Bool, cutsWord: Bool)] = []
