@@ -9,9 +9,12 @@ import InnerPeace
 /// 4-7 a custom size), bit 3 centred, bit 4 no author line, bit 5 over a photo (else
 /// transparent, which skips decoding the photo), bits 6 and 7 both set: a full render (halo,
 /// drawing, PNG encoding), else fitting only, which is what reaches Pango and FriBidi with the
-/// text and runs many times faster. A custom size takes bytes 1-4: width and height,
-/// big-endian, each mapped into 200...2048. The rest is UTF-8 (invalid bytes become U+FFFD): the
-/// quote, then after the last NUL byte, if any, the author.
+/// text and runs many times faster; bit 6 alone: fitting a repeated quote (below). A custom size
+/// takes bytes 1-4: width and height, big-endian, each mapped into 200...2048. With bit 6 alone
+/// the next byte is a repeat count (2 to 257). The rest is UTF-8 (invalid bytes become U+FFFD):
+/// the quote, then after the last NUL byte, if any, the author; the quote is repeated as the
+/// count says, up to the text limit's bytes, so a 60-byte input reaches a thousand bidi controls
+/// (FriBidi 1.0.8's use after free, issue 17), marks or spaces.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzText(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
   guard let data, size > 0 else { return 0 }
@@ -35,11 +38,24 @@ public func fuzzText(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     preset = .custom(canvas)
     rest = rest.dropFirst(4)
   }
-  var text = Substring(decoding: rest, as: UTF8.self)
+  // Bit 6 alone: the text is repeated, the count (2 to 257) in the next byte, so that a short
+  // input reaches the long runs of one pattern (a thousand bidi controls, marks or spaces) that
+  // mutations would take long to grow; at most the text limit's bytes.
+  var repeats = 1
+  if options & 0b1100_0000 == 0b0100_0000 {
+    guard let count = rest.first else { return 0 }
+    repeats = Int(count) + 2
+    rest = rest.dropFirst()
+  }
+  var text = String(decoding: rest, as: UTF8.self)
   var author = ""
   if let split = rest.lastIndex(of: 0) {
-    text = Substring(decoding: rest[..<split], as: UTF8.self)
+    text = String(decoding: rest[..<split], as: UTF8.self)
     author = String(decoding: rest[(split + 1)...], as: UTF8.self)
+  }
+  if repeats > 1 {
+    guard text.utf8.count * repeats <= Limits.maximumTextBytes else { return 0 }
+    text = String(repeating: text, count: repeats)
   }
   let showsAuthor = options & 0b1_0000 == 0
   let alignment: TextAlignment = options & 0b1000 != 0 ? .center : .natural
