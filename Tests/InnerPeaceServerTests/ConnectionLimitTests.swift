@@ -374,15 +374,7 @@ private func withLiveServer(
   configuration: ServerConfiguration, logs: LogStore? = nil,
   _ body: @Sendable (Int, LiveServer) async throws -> Void
 ) async throws {
-  let server = try await LiveServer.start(
-    renderer: try realRenderer(), configuration: configuration, logs: logs ?? LogStore())
-  do {
-    try await body(server.port, server)
-  } catch {
-    await server.stop()
-    throw error
-  }
-  await server.stop()
+  try await LiveServer.with(renderer: try realRenderer(), configuration: configuration, logs: logs ?? LogStore(), body)
 }
 
 /// The application as `buildApplication` makes it, in a service group of its own, so that a test
@@ -416,6 +408,22 @@ final class LiveServer: Sendable {
     var iterator = ports.makeAsyncIterator()
     guard let port = await iterator.next() else { throw RawHTTPError(description: "the server did not start") }
     return LiveServer(port: port, group: group, running: running) { try await service.shutdown() }
+  }
+
+  /// Runs `body` against a live server (its port, and the server), stopping it also when `body`
+  /// throws.
+  static func with<Renderer: CardRendering>(
+    renderer: Renderer, configuration: ServerConfiguration, logs: LogStore = LogStore(),
+    _ body: @Sendable (Int, LiveServer) async throws -> Void
+  ) async throws {
+    let server = try await start(renderer: renderer, configuration: configuration, logs: logs)
+    do {
+      try await body(server.port, server)
+    } catch {
+      await server.stop()
+      throw error
+    }
+    await server.stop()
   }
 
   /// Graceful shutdown; returns once the server has stopped.

@@ -277,14 +277,7 @@ private let hostileAddress = "127.0.0.2"
 private func withServer<Renderer: CardRendering>(
   renderer: Renderer, _ configuration: ServerConfiguration, _ body: @Sendable (Int) async throws -> Void
 ) async throws {
-  let server = try await LiveServer.start(renderer: renderer, configuration: configuration, logs: LogStore())
-  do {
-    try await body(server.port)
-  } catch {
-    await server.stop()
-    throw error
-  }
-  await server.stop()
+  try await LiveServer.with(renderer: renderer, configuration: configuration) { port, _ in try await body(port) }
 }
 private let honestAddress = "127.0.0.3"
 

@@ -24,15 +24,9 @@ import Testing
   static func withLive(
     _ configuration: ServerConfiguration = testConfiguration(), _ body: @Sendable (Int) async throws -> Void
   ) async throws {
-    let server = try await LiveServer.start(
-      renderer: CannedRenderer(base: try realRenderer()), configuration: configuration, logs: LogStore())
-    do {
-      try await body(server.port)
-    } catch {
-      await server.stop()
-      throw error
+    try await LiveServer.with(renderer: CannedRenderer(base: try realRenderer()), configuration: configuration) {
+      port, _ in try await body(port)
     }
-    await server.stop()
   }
 
   @Test func absoluteFormTargetWinsAndHostMustBeOne() async throws {

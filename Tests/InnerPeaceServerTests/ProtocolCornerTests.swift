@@ -198,15 +198,9 @@ private struct LateConnection: Service {
 /// A live server with the real renderer and the idle timeout far beyond the tests' reads (30 s),
 /// so a connection left hanging shows as a read that never ends.
 private func withCornerServer(_ body: @Sendable (Int) async throws -> Void) async throws {
-  let server = try await LiveServer.start(
-    renderer: try realRenderer(), configuration: testConfiguration(), logs: LogStore())
-  do {
-    try await body(server.port)
-  } catch {
-    await server.stop()
-    throw error
+  try await LiveServer.with(renderer: try realRenderer(), configuration: testConfiguration()) { port, _ in
+    try await body(port)
   }
-  await server.stop()
 }
 
 /// Sends `request` on a new connection and reads until the server closes it (at most 10 s, a
