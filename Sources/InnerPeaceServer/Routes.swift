@@ -275,7 +275,9 @@ struct ServiceRoutes<Renderer: CardRendering> {
           throw HTTPError(.notFound)
         }
         let rawQuery = request.uri.query.map { Substring($0) } ?? ""
-        let query = try QueryParameters(raw: rawQuery)
+        // A route that takes any query (the pages) ignores it: it is not even decoded, so a link
+        // with a repeated tracking parameter or a stray `%` still opens the page.
+        let query = try QueryParameters(raw: route.query == nil ? "" : rawQuery)
         try Routes.checkSignature(query, rawQuery: rawQuery, path: request.uri.path, for: route, service.configuration)
         try Routes.checkQuery(query, for: route)
         let format = parameters["format"]

@@ -181,6 +181,20 @@ import Testing
     }
   }
 
+  /// The pages ignore their query whatever it holds: a repeated tracking parameter or a stray `%`
+  /// (a 400 before issue 17, though the README said the query is ignored).
+  @Test func pagesIgnoreAnyQuery() async throws {
+    try await withRouter(renderer: CannedRenderer(base: try realRenderer())) { client, _ in
+      for route in Routes.all where route.query == nil {
+        for query in ["utm_source=a&utm_source=b", "q=100%", "x=%zz&x=%FF%FE", "=&&=", "a=%00"] {
+          let path = route.example + "?" + query
+          let response = try await client.get(path)
+          #expect(response.status == 200, "\(path)")
+        }
+      }
+    }
+  }
+
   @Test func repeatedParameterIs400() async throws {
     try await withRouter(renderer: CannedRenderer(base: try realRenderer())) { client, _ in
       expectError(try await client.get("/random.png?seed=1&seed=2"), status: 400, parameter: "seed")
