@@ -126,6 +126,32 @@ struct CatalogTests {
     #expect(error?.description.contains("duplicate key \"author\"") == true, "\(String(describing: error))")
   }
 
+  /// JSON in UTF-16 or UTF-32 is read as the same text in UTF-8: a valid one loads, and a key
+  /// spelt twice, once with an escape, is refused and named as in UTF-8 (before issue 17 the
+  /// escaped duplicate passed in UTF-16, and a plain one was named with NUL bytes).
+  @Test(arguments: [
+    String.Encoding.utf16, .utf16LittleEndian, .utf16BigEndian, .utf32, .utf32LittleEndian, .utf32BigEndian,
+  ])
+  func otherUnicodeEncodingsAreReadAsUTF8(_ encoding: String.Encoding) throws {
+    func bytes(_ text: String) -> [UInt8] { Array(text.data(using: encoding)!) }
+    try Self.withCatalog(files: ["quotes.json": bytes("[{\"text\": \"Be still — 静\", \"author\": \"Psalm 46\"}]")]) {
+      folder in
+      let catalog = try Catalog(directory: folder)
+      #expect(catalog.quotes == [Quote(text: "Be still — 静", author: "Psalm 46")])
+    }
+    for quotes in [
+      "[{\"text\": \"a\",\n \"author\": \"b\", \"\\u0074ext\": \"c\"}]",
+      "[{\"text\": \"a\",\n \"author\": \"b\", \"text\": \"c\"}]",
+    ] {
+      let error = try Self.loadError(files: ["quotes.json": bytes(quotes)])
+      guard case .catalogMalformed(_, let line, let column, let reason)? = error else {
+        Issue.record("\(encoding): expected catalogMalformed, got \(String(describing: error))")
+        continue
+      }
+      #expect(reason == "duplicate key \"text\" in object" && line == 2 && column == 17, "\(encoding): \(error!)")
+    }
+  }
+
   @Test func sameKeysInDifferentObjectsAreFine() throws {
     try Self.withCatalog(quotes: "[{\"text\": \"a\", \"author\": \"a\"}, {\"text\": \"a\", \"author\": \"a\"}]") {
       folder in

@@ -164,8 +164,12 @@ public struct Catalog: Sendable {
   /// what `JSONDecoder` lets pass in values it skips, such as a number with a leading zero).
   /// - Returns: The entries, or `nil` when the file holds valid JSON that is not an array.
   private static func decodeEntries<Value: Decodable>(
-    of type: Value.Type, from data: Data, file: String
+    of type: Value.Type, from original: Data, file: String
   ) throws(InnerPeaceError) -> [CatalogEntry<Value>]? {
+    guard let data = JSONPosition.utf8(original) else {
+      throw .catalogMalformed(
+        file: file, line: 1, column: 1, reason: "the file is UTF-16 or UTF-32 that does not decode")
+    }
     let bytes = [UInt8](data)
     if let problem = JSONPosition.syntaxError(in: data) ?? JSONPosition.firstDuplicateKey(in: bytes) {
       let (line, column) = JSONPosition.lineAndColumn(of: problem.offset, in: bytes)

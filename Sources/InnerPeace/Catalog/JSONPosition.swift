@@ -37,6 +37,26 @@ enum JSONPosition {
     return Problem(offset: min(max(offset ?? dataCount, 0), dataCount), reason: reason)
   }
 
+  /// `data` in UTF-8, so that every check reads one encoding (a key spelt with an escape in a
+  /// UTF-16 file is found to be the same key, and positions count the same scalars): JSON text in
+  /// UTF-16 or UTF-32, told apart by a byte order mark or by where its first four bytes hold zeros
+  /// (RFC 4627 §3; JSON's first two characters are ASCII), is transcoded; anything else is returned
+  /// as it is. `nil` for UTF-16 or UTF-32 that does not decode.
+  static func utf8(_ data: Data) -> Data? {
+    let head = Array(data.prefix(4)).map(Optional.some) + [UInt8?](repeating: nil, count: max(0, 4 - data.count))
+    let encoding: String.Encoding
+    switch (head[0], head[1], head[2], head[3]) {
+    case (0x00, 0x00, 0xFE, 0xFF), (0xFF, 0xFE, 0x00, 0x00): encoding = .utf32
+    case (0xFE, 0xFF, _, _), (0xFF, 0xFE, _, _): encoding = .utf16
+    case (0x00, 0x00, 0x00, .some): encoding = .utf32BigEndian
+    case (.some, 0x00, 0x00, 0x00): encoding = .utf32LittleEndian
+    case (0x00, .some, _, _): encoding = .utf16BigEndian
+    case (.some, 0x00, _, _): encoding = .utf16LittleEndian
+    default: return data
+    }
+    return String(data: data, encoding: encoding).map { Data($0.utf8) }
+  }
+
   /// The first key that occurs twice in one object of `bytes`, which is valid JSON (other bytes
   /// give no trap, only a meaningless answer). RFC 8259 leaves a duplicate's meaning open, and
   /// Foundation silently keeps one of the two values.
