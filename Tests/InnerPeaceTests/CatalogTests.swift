@@ -1,5 +1,5 @@
 import Foundation
-import InnerPeace
+@testable import InnerPeace
 import Testing
 
 @Suite("Catalog and parsing")
@@ -388,6 +388,26 @@ struct CatalogTests {
 
   /// A catalog past a documented limit is refused at load, with one wording: too many quotes or
   /// pictures (before any photo is read), or a file too large (before it is read).
+  /// A file past the count limit is refused by a scan before it is parsed (parsing a million
+  /// quotes took 3 GB to refuse them): the count error comes first even when the text breaks
+  /// later, where the parse would have found a syntax error.
+  @Test func countLimitIsCheckedBeforeTheParse() throws {
+    let quote = #"{"text": "Be still, [it, is] {calm}.", "author": "Psalm 46"}"#
+    let broken = "[" + Array(repeating: quote, count: CatalogLimits.maximumQuotes + 1).joined(separator: ",") + ",]]"
+    let error = try Self.loadError(quotes: broken)
+    #expect(
+      error.map { $0.description.hasSuffix("quotes.json: 100002 quotes is more than the limit of 100000") } == true,
+      "\(String(describing: error))")
+    for (text, count) in [
+      ("[]", 0), (" [ 1 ] ", 1), ("[{\"a\": [1, 2]}, \"x,y]\\\"\", null]", 3), ("[[], [[]]]", 2),
+    ] {
+      #expect(JSONPosition.topLevelArrayCount(in: Array(text.utf8)) == count, "\(text)")
+    }
+    for text in ["{}", "5", "\"a\"", "[] []", ""] {
+      #expect(JSONPosition.topLevelArrayCount(in: Array(text.utf8)) == nil, "\(text)")
+    }
+  }
+
   @Test func catalogsPastTheLimitsAreRefused() throws {
     let quote = #"{"text": "Be still.", "author": "Psalm 46"}"#
     let many = "[" + Array(repeating: quote, count: CatalogLimits.maximumQuotes + 1).joined(separator: ",") + "]"

@@ -162,15 +162,20 @@ public struct Catalog: Sendable {
   /// would resolve silently, dropping one of the two values) are errors with a line and column;
   /// the syntax is checked with `JSONSerialization` first, which says where it fails (and refuses
   /// what `JSONDecoder` lets pass in values it skips, such as a number with a leading zero).
+  /// A file with more entries than `limit` allows is refused before it is parsed: parsing costs
+  /// about fifty times the file's size in memory.
   /// - Returns: The entries, or `nil` when the file holds valid JSON that is not an array.
   private static func decodeEntries<Value: Decodable>(
-    of type: Value.Type, from original: Data, file: String
+    of type: Value.Type, from original: Data, file: String, limit: (count: Int, noun: String)
   ) throws(InnerPeaceError) -> [CatalogEntry<Value>]? {
     guard let data = JSONPosition.utf8(original) else {
       throw .catalogMalformed(
         file: file, line: 1, column: 1, reason: "the file is UTF-16 or UTF-32 that does not decode")
     }
     let bytes = [UInt8](data)
+    if let count = JSONPosition.topLevelArrayCount(in: bytes) {
+      try checkCount(count, limit.noun, maximum: limit.count, file: file)
+    }
     if let problem = JSONPosition.syntaxError(in: data) ?? JSONPosition.firstDuplicateKey(in: bytes) {
       let (line, column) = JSONPosition.lineAndColumn(of: problem.offset, in: bytes)
       throw .catalogMalformed(file: file, line: line, column: column, reason: problem.reason)
@@ -192,7 +197,10 @@ public struct Catalog: Sendable {
   /// The quotes of a `quotes.json` already read; `file` names it in errors.
   static func quotes(fromJSON data: Data, file url: URL) throws(InnerPeaceError) -> [Quote] {
     let file = url.path
-    guard let entries = try decodeEntries(of: Quote.self, from: data, file: file) else {
+    guard
+      let entries = try decodeEntries(
+        of: Quote.self, from: data, file: file, limit: (CatalogLimits.maximumQuotes, "quotes"))
+    else {
       throw .catalogInvalid(file: file, reason: "expected a JSON array of {\"text\", \"author\"} objects")
     }
     guard !entries.isEmpty else { throw .catalogInvalid(file: file, reason: "the list of quotes is empty") }
@@ -250,7 +258,10 @@ public struct Catalog: Sendable {
     [String], [String: PictureStamp]
   ) {
     let file = url.path
-    guard let entries = try decodeEntries(of: String.self, from: data, file: file) else {
+    guard
+      let entries = try decodeEntries(
+        of: String.self, from: data, file: file, limit: (CatalogLimits.maximumPictures, "pictures"))
+    else {
       throw .catalogInvalid(file: file, reason: "expected a JSON array of picture file names")
     }
     guard !entries.isEmpty else { throw .catalogInvalid(file: file, reason: "the list of pictures is empty") }

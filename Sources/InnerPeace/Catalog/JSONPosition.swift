@@ -57,6 +57,46 @@ enum JSONPosition {
     return String(data: data, encoding: encoding).map { Data($0.utf8) }
   }
 
+  /// How many values the array that `bytes` holds has, counted by a scan that follows only
+  /// strings and nesting (no parse, no allocation), or `nil` when the text is not an array. On
+  /// text that is not valid JSON the count means nothing, and the parse that follows refuses it.
+  static func topLevelArrayCount(in bytes: [UInt8]) -> Int? {
+    var depth = 0
+    var count = 0
+    var index = 0
+    var sawArray = false
+    while index < bytes.count {
+      let byte = bytes[index]
+      switch byte {
+      case UInt8(ascii: "\""):
+        if depth == 1 && count == 0 { count = 1 }
+        index += 1
+        while index < bytes.count && bytes[index] != UInt8(ascii: "\"") {
+          index += bytes[index] == UInt8(ascii: "\\") ? 2 : 1
+        }
+      case UInt8(ascii: "["), UInt8(ascii: "{"):
+        if depth == 0 {
+          guard byte == UInt8(ascii: "["), !sawArray else { return nil }
+          sawArray = true
+        } else if depth == 1 && count == 0 {
+          count = 1
+        }
+        depth += 1
+      case UInt8(ascii: "]"), UInt8(ascii: "}"):
+        depth -= 1
+      case UInt8(ascii: ","):
+        if depth == 1 { count += 1 }
+      case 0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF:
+        break
+      default:
+        guard depth > 0 else { return nil }
+        if depth == 1 && count == 0 { count = 1 }
+      }
+      index += 1
+    }
+    return sawArray ? count : nil
+  }
+
   /// The first key that occurs twice in one object of `bytes`, which is valid JSON (other bytes
   /// give no trap, only a meaningless answer). RFC 8259 leaves a duplicate's meaning open, and
   /// Foundation silently keeps one of the two values.
