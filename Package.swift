@@ -135,6 +135,7 @@ let package = Package(
       dependencies: [
         "InnerPeace",
         "InnerPeaceServer",
+        "InnerPeaceQuery",
         .product(name: "HummingbirdTesting", package: "hummingbird"),
         .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
       ],

@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import InnerPeace
+import InnerPeaceQuery
 import NIOConcurrencyHelpers
 
 /// Where the service serves a quote's page, for whoever links to it (the feeds, `schedule`).
@@ -205,68 +206,4 @@ extension HTTPField.Name {
   static let xForwardedProto = HTTPField.Name("X-Forwarded-Proto")!
   static let xForwardedHost = HTTPField.Name("X-Forwarded-Host")!
   static let forwarded = HTTPField.Name("Forwarded")!
-}
-
-/// The forwarding headers as a proxy chain writes them: each proxy appends its value, so the last
-/// one is the nearest proxy's, the only one a trusted proxy vouches for.
-enum ForwardedHeader {
-  /// The last element of a comma-separated list spread over one or more fields (`nil` when there
-  /// is none, or it is empty).
-  static func lastValue(_ fields: [String]) -> String? {
-    guard let last = fields.last?.split(separator: ",", omittingEmptySubsequences: false).last else { return nil }
-    let value = last.trimmingCharacters(in: .whitespaces)
-    return value.isEmpty ? nil : value
-  }
-
-  /// The parameters (lowercased names, unquoted values) of the last element of the `Forwarded`
-  /// fields (RFC 7239 §4): `for=1.2.3.4;proto=https;host="a.example"`. Commas and semicolons
-  /// inside quoted strings are not separators. Empty when there is no element.
-  static func lastElement(_ fields: [String]) -> [String: String] {
-    guard let field = fields.last else { return [:] }
-    let elements = split(Array(field.utf8), at: UInt8(ascii: ","))
-    var parameters: [String: String] = [:]
-    for pair in split(elements.last ?? [], at: UInt8(ascii: ";")) {
-      guard let equals = pair.firstIndex(of: UInt8(ascii: "=")) else { continue }
-      let name = String(decoding: pair[..<equals], as: UTF8.self).trimmingCharacters(in: .whitespaces).lowercased()
-      var value = Array(pair[(equals + 1)...])
-      while value.first == UInt8(ascii: " ") { value.removeFirst() }
-      while value.last == UInt8(ascii: " ") { value.removeLast() }
-      if value.count >= 2, value.first == UInt8(ascii: "\""), value.last == UInt8(ascii: "\"") {
-        var unquoted: [UInt8] = []
-        var escape = false
-        for byte in value.dropFirst().dropLast() {
-          if !escape && byte == UInt8(ascii: "\\") {
-            escape = true
-            continue
-          }
-          escape = false
-          unquoted.append(byte)
-        }
-        value = unquoted
-      }
-      if !name.isEmpty, parameters[name] == nil { parameters[name] = String(decoding: value, as: UTF8.self) }
-    }
-    return parameters
-  }
-
-  /// `bytes` split at `separator` outside quoted strings.
-  private static func split(_ bytes: [UInt8], at separator: UInt8) -> [[UInt8]] {
-    var parts: [[UInt8]] = [[]]
-    var quoted = false
-    var escaped = false
-    for byte in bytes {
-      if escaped {
-        escaped = false
-      } else if quoted && byte == UInt8(ascii: "\\") {
-        escaped = true
-      } else if byte == UInt8(ascii: "\"") {
-        quoted.toggle()
-      } else if byte == separator, !quoted {
-        parts.append([])
-        continue
-      }
-      parts[parts.count - 1].append(byte)
-    }
-    return parts
-  }
 }

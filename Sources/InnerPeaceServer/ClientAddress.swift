@@ -1,4 +1,5 @@
 import HTTPTypes
+import InnerPeaceQuery
 import NIOConcurrencyHelpers
 
 /// Who a request comes from, for the per-client limits (connections and renders): the peer's IP
@@ -30,24 +31,13 @@ enum ClientAddress {
   /// The last element of `X-Forwarded-For` (its fields, comma-separated, in order), without a
   /// port; `nil` when there is none.
   static func lastForwardedFor(_ fields: [String]) -> String? {
-    guard let last = fields.last?.split(separator: ",", omittingEmptySubsequences: false).last else { return nil }
-    return normalized(last)
+    ForwardedHeader.lastValue(fields).flatMap { normalized(Substring($0)) }
   }
 
-  /// The `for=` of the last element of `Forwarded` (RFC 7239 §4: elements separated by commas,
-  /// pairs by semicolons, a value a token or a quoted string); `nil` when that element has none.
+  /// The `for=` of the last element of `Forwarded` (RFC 7239 §4), without a port; `nil` when that
+  /// element has none.
   static func lastForwarded(_ fields: [String]) -> String? {
-    guard let element = fields.last.flatMap({ splitOutsideQuotes($0, ",").last }) else { return nil }
-    for pair in splitOutsideQuotes(String(element), ";") {
-      let parts = pair.split(separator: "=", maxSplits: 1)
-      guard parts.count == 2, parts[0].trimmingASCIISpaces().lowercased() == "for" else { continue }
-      var value = parts[1].trimmingASCIISpaces()
-      if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
-        value = Substring(value.dropFirst().dropLast().replacing("\\", with: ""))
-      }
-      return normalized(value)
-    }
-    return nil
+    ForwardedHeader.lastElement(fields)["for"].flatMap { normalized(Substring($0)) }
   }
 
   /// An address without its port (`1.2.3.4:80`, `[2001:db8::1]:80`) or brackets, at most
@@ -61,29 +51,6 @@ enum ClientAddress {
     }
     guard !value.isEmpty else { return nil }
     return String(value.prefix(maximumLength))
-  }
-
-  /// `text` split at `separator` where it is not inside a quoted string.
-  private static func splitOutsideQuotes(_ text: String, _ separator: Character) -> [Substring] {
-    var parts: [Substring] = []
-    var start = text.startIndex
-    var quoted = false
-    var escaped = false
-    for index in text.indices {
-      let character = text[index]
-      if escaped {
-        escaped = false
-      } else if quoted && character == "\\" {
-        escaped = true
-      } else if character == "\"" {
-        quoted.toggle()
-      } else if character == separator && !quoted {
-        parts.append(text[start..<index])
-        start = text.index(after: index)
-      }
-    }
-    parts.append(text[start...])
-    return parts
   }
 }
 

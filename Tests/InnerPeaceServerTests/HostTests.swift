@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import InnerPeace
+import InnerPeaceQuery
 import Testing
 
 @testable import InnerPeaceServer

@@ -1,6 +1,7 @@
 import Foundation
-@testable import InnerPeace
 import Testing
+
+@testable import InnerPeace
 
 @Suite("Catalog and parsing")
 struct CatalogTests {

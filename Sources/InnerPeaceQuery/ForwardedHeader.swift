@@ -1,0 +1,73 @@
+/// The forwarding headers as a proxy chain writes them (`X-Forwarded-For`, `X-Forwarded-Host`,
+/// `X-Forwarded-Proto` and RFC 7239's `Forwarded`): each proxy appends its value, so the last one
+/// is the nearest proxy's, the only one a trusted proxy vouches for.
+///
+/// Pure Swift with no dependency, like ``QueryString``, so the query fuzz target reaches it.
+public enum ForwardedHeader {
+  /// The last element of a comma-separated list spread over one or more fields, without the
+  /// spaces and tabs around it; `nil` when there is none, or it is empty.
+  public static func lastValue(_ fields: [String]) -> String? {
+    guard let field = fields.last else { return nil }
+    let value = trimmed(split(Array(field.utf8), at: UInt8(ascii: ","), quoted: false).last ?? [])
+    return value.isEmpty ? nil : String(decoding: value, as: UTF8.self)
+  }
+
+  /// The parameters (lowercased names, unquoted values) of the last element of the `Forwarded`
+  /// fields (RFC 7239 §4): `for=1.2.3.4;proto=https;host="a.example"`. Commas and semicolons
+  /// inside quoted strings are not separators; the first of two equal names wins. Empty when
+  /// there is no element.
+  public static func lastElement(_ fields: [String]) -> [String: String] {
+    guard let field = fields.last else { return [:] }
+    let elements = split(Array(field.utf8), at: UInt8(ascii: ","), quoted: true)
+    var parameters: [String: String] = [:]
+    for pair in split(elements.last ?? [], at: UInt8(ascii: ";"), quoted: true) {
+      guard let equals = pair.firstIndex(of: UInt8(ascii: "=")) else { continue }
+      let name = String(decoding: trimmed(Array(pair[..<equals])), as: UTF8.self).lowercased()
+      var value = trimmed(Array(pair[(equals + 1)...]))
+      if value.count >= 2, value.first == UInt8(ascii: "\""), value.last == UInt8(ascii: "\"") {
+        var unquoted: [UInt8] = []
+        var escape = false
+        for byte in value.dropFirst().dropLast() {
+          if !escape && byte == UInt8(ascii: "\\") {
+            escape = true
+            continue
+          }
+          escape = false
+          unquoted.append(byte)
+        }
+        value = unquoted
+      }
+      if !name.isEmpty, parameters[name] == nil { parameters[name] = String(decoding: value, as: UTF8.self) }
+    }
+    return parameters
+  }
+
+  /// `bytes` split at `separator`, outside quoted strings when `quoted`.
+  private static func split(_ bytes: [UInt8], at separator: UInt8, quoted honoursQuotes: Bool) -> [[UInt8]] {
+    var parts: [[UInt8]] = [[]]
+    var quoted = false
+    var escaped = false
+    for byte in bytes {
+      if escaped {
+        escaped = false
+      } else if honoursQuotes && quoted && byte == UInt8(ascii: "\\") {
+        escaped = true
+      } else if honoursQuotes && byte == UInt8(ascii: "\"") {
+        quoted.toggle()
+      } else if byte == separator, !quoted {
+        parts.append([])
+        continue
+      }
+      parts[parts.count - 1].append(byte)
+    }
+    return parts
+  }
+
+  /// `bytes` without the spaces and tabs at either end.
+  private static func trimmed(_ bytes: [UInt8]) -> [UInt8] {
+    func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+    guard let first = bytes.firstIndex(where: { !isBlank($0) }) else { return [] }
+    let last = bytes.lastIndex(where: { !isBlank($0) })!
+    return Array(bytes[first...last])
+  }
+}
