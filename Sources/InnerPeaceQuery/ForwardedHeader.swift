@@ -8,7 +8,9 @@ public enum ForwardedHeader {
   /// spaces and tabs around it; `nil` when there is none, or it is empty.
   public static func lastValue(_ fields: [String]) -> String? {
     guard let field = fields.last else { return nil }
-    let value = trimmed(split(Array(field.utf8), at: UInt8(ascii: ","), quoted: false).last ?? [])
+    let bytes = Array(field.utf8)
+    let start = bytes.lastIndex(of: UInt8(ascii: ",")).map { $0 + 1 } ?? 0
+    let value = trimmed(bytes[start...])
     return value.isEmpty ? nil : String(decoding: value, as: UTF8.self)
   }
 
@@ -18,12 +20,13 @@ public enum ForwardedHeader {
   /// there is no element.
   public static func lastElement(_ fields: [String]) -> [String: String] {
     guard let field = fields.last else { return [:] }
-    let elements = split(Array(field.utf8), at: UInt8(ascii: ","), quoted: true)
+    let bytes = Array(field.utf8)
+    let element = bytes[lastElementStart(of: bytes)...]
     var parameters: [String: String] = [:]
-    for pair in split(elements.last ?? [], at: UInt8(ascii: ";"), quoted: true) {
+    for pair in split(element, at: UInt8(ascii: ";")) {
       guard let equals = pair.firstIndex(of: UInt8(ascii: "=")) else { continue }
-      let name = String(decoding: trimmed(Array(pair[..<equals])), as: UTF8.self).lowercased()
-      var value = trimmed(Array(pair[(equals + 1)...]))
+      let name = String(decoding: trimmed(pair[..<equals]), as: UTF8.self).lowercased()
+      var value = Array(trimmed(pair[(equals + 1)...]))
       if value.count >= 2, value.first == UInt8(ascii: "\""), value.last == UInt8(ascii: "\"") {
         var unquoted: [UInt8] = []
         var escape = false
@@ -42,32 +45,54 @@ public enum ForwardedHeader {
     return parameters
   }
 
-  /// `bytes` split at `separator`, outside quoted strings when `quoted`.
-  private static func split(_ bytes: [UInt8], at separator: UInt8, quoted honoursQuotes: Bool) -> [[UInt8]] {
-    var parts: [[UInt8]] = [[]]
+  /// Where the last element of a `Forwarded` field starts: after its last comma outside quoted
+  /// strings (0 when there is none).
+  private static func lastElementStart(of bytes: [UInt8]) -> Int {
+    var start = 0
     var quoted = false
     var escaped = false
-    for byte in bytes {
+    for (index, byte) in bytes.enumerated() {
       if escaped {
         escaped = false
-      } else if honoursQuotes && quoted && byte == UInt8(ascii: "\\") {
+      } else if quoted && byte == UInt8(ascii: "\\") {
         escaped = true
-      } else if honoursQuotes && byte == UInt8(ascii: "\"") {
+      } else if byte == UInt8(ascii: "\"") {
+        quoted.toggle()
+      } else if byte == UInt8(ascii: ","), !quoted {
+        start = index + 1
+      }
+    }
+    return start
+  }
+
+  /// `bytes` split at `separator` outside quoted strings.
+  private static func split(_ bytes: ArraySlice<UInt8>, at separator: UInt8) -> [ArraySlice<UInt8>] {
+    var parts: [ArraySlice<UInt8>] = []
+    var start = bytes.startIndex
+    var quoted = false
+    var escaped = false
+    for index in bytes.indices {
+      let byte = bytes[index]
+      if escaped {
+        escaped = false
+      } else if quoted && byte == UInt8(ascii: "\\") {
+        escaped = true
+      } else if byte == UInt8(ascii: "\"") {
         quoted.toggle()
       } else if byte == separator, !quoted {
-        parts.append([])
-        continue
+        parts.append(bytes[start..<index])
+        start = index + 1
       }
-      parts[parts.count - 1].append(byte)
     }
+    parts.append(bytes[start...])
     return parts
   }
 
   /// `bytes` without the spaces and tabs at either end.
-  private static func trimmed(_ bytes: [UInt8]) -> [UInt8] {
+  private static func trimmed(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
     func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
     guard let first = bytes.firstIndex(where: { !isBlank($0) }) else { return [] }
     let last = bytes.lastIndex(where: { !isBlank($0) })!
-    return Array(bytes[first...last])
+    return bytes[first...last]
   }
 }
