@@ -5,8 +5,9 @@ words are applied here to the cases schemathesis generates as valid: `quality` i
 (named by the path or by `format=`), and `format=` must name the path's own format (`jpg` and
 `jpeg` agree). Generated valid cases that break them are left out; invalid ones are all sent, and
 must be refused, except one kind that is not invalid on the wire: a query value that is null or
-an empty list or object is sent as no parameter at all (`picture: []` becomes a URL without
-`picture`), so schemathesis would expect a refusal of a request that is valid.
+an empty list or object, or a list or object of such values, is sent as no parameter at all
+(`picture: []` or `picture: [null]` becomes a URL without `picture`), so schemathesis would expect
+a refusal of a request that is valid.
 """
 
 import schemathesis
@@ -18,11 +19,24 @@ def same_format(a, b):
     return a == b or (a in JPEG and b in JPEG)
 
 
+def vanishes(value):
+    """Whether form serialization sends nothing for a value: null, and a list or object whose
+    items all vanish (`[]`, `{}`, `[null]`, `[[], {}]`, `{"a": null}`; an exploded list sends one
+    parameter per item, an exploded object one per property)."""
+    if value is None:
+        return True
+    if isinstance(value, list):
+        return all(vanishes(item) for item in value)
+    if isinstance(value, dict):
+        return all(vanishes(item) for item in value.values())
+    return False
+
+
 def vanishes_on_the_wire(query):
-    """Whether a query value is one that form serialization drops (null, [], {})."""
+    """Whether some parameter of a query is one that form serialization drops."""
     if not isinstance(query, dict):
         return False
-    return any(value is None or value == [] or value == {} for value in query.values())
+    return any(vanishes(value) for value in query.values())
 
 
 @schemathesis.hook
