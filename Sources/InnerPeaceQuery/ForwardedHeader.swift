@@ -20,8 +20,7 @@ public enum ForwardedHeader {
   /// there is no element.
   public static func lastElement(_ fields: [String]) -> [String: String] {
     guard let field = fields.last else { return [:] }
-    let bytes = Array(field.utf8)
-    let element = bytes[lastElementStart(of: bytes)...]
+    let element = split(Array(field.utf8)[...], at: UInt8(ascii: ",")).last ?? []
     var parameters: [String: String] = [:]
     for pair in split(element, at: UInt8(ascii: ";")) {
       guard let equals = pair.firstIndex(of: UInt8(ascii: "=")) else { continue }
@@ -43,26 +42,6 @@ public enum ForwardedHeader {
       if !name.isEmpty, parameters[name] == nil { parameters[name] = String(decoding: value, as: UTF8.self) }
     }
     return parameters
-  }
-
-  /// Where the last element of a `Forwarded` field starts: after its last comma outside quoted
-  /// strings (0 when there is none).
-  private static func lastElementStart(of bytes: [UInt8]) -> Int {
-    var start = 0
-    var quoted = false
-    var escaped = false
-    for (index, byte) in bytes.enumerated() {
-      if escaped {
-        escaped = false
-      } else if quoted && byte == UInt8(ascii: "\\") {
-        escaped = true
-      } else if byte == UInt8(ascii: "\"") {
-        quoted.toggle()
-      } else if byte == UInt8(ascii: ","), !quoted {
-        start = index + 1
-      }
-    }
-    return start
   }
 
   /// `bytes` split at `separator` outside quoted strings.
