@@ -113,7 +113,7 @@ struct RenderCommandTests {
   /// A glyph no installed font can draw is drawn as a box: the card is still made (exit 0),
   /// and stderr says how many there are.
   @Test func missingGlyphsWarn() throws {
-    let result = try CLI.run(["render", "--out", "-", "--text", "Calm \u{E000}\u{0378}", "--size", "300x200"])
+    let result = try CLI.run(["render", "--out", "-", "--text", "Calm \u{0380}\u{0378}", "--size", "300x200"])
     #expect(result.status == 0, "stderr: \(result.stderr)")
     #expect(pngHeader(result.stdout) != nil)
     #expect(result.stderrLines.count == 1 && result.stderr.contains("warning: 2 glyph"), "\(result.stderr)")
