@@ -3,14 +3,15 @@
 ///
 /// The rule (part of the look): the photo is scaled to cover the canvas, times a zoom of 1,
 /// 1.15 or 1.3 (``zooms``; never stretched, never more than 1.3 times what covering needs), and
-/// placed anywhere that still covers the canvas (at most 65 places an axis, at least
+/// placed anywhere that still covers the canvas (at most 33 places an axis, at least
 /// ``step`` pixels apart, plus the centred place). Of these, the one chosen has, in order:
 /// 1. the focus inside the canvas with a margin of a tenth of the canvas on each side, or as
 ///    near as it can be;
-/// 2. the least overlap of the subject (a square around the focus, a fifth of the photo's
-///    shorter scaled side) with the text block grown by 2 % of the canvas, as a fraction of the
-///    subject's area, plus a quarter of the zoom past 1 (so a zoom must clear at least 3.75 % of
-///    the subject per step to be worth it);
+/// 2. the least cost: the overlap of the subject (a square around the focus, a fifth of the
+///    photo's shorter scaled side) with the text block grown by 2 % of the canvas, in whole
+///    quarters of the subject's area rounded up, two points a quarter, plus a point for each
+///    zoom step of 0.15 (so the photo moves only when that clears a quarter of the subject, and
+///    zooms only when each step clears half a quarter more);
 /// 3. the least zoom, then the least distance from the centred place (ties: the centred crop).
 /// A card whose subject is already clear of the text keeps today's centred crop.
 struct FocusCrop: Hashable, Sendable {
@@ -28,8 +29,8 @@ struct FocusCrop: Hashable, Sendable {
   static let zooms: [Double] = [1, 1.15, 1.3]
   /// The least step between the places tried, in pixels.
   static let step = 4.0
-  /// The most steps tried along an axis (65 places), so a render tries at most some 13,000.
-  static let maximumSteps = 64
+  /// The most steps tried along an axis (33 places), so a render tries at most some 3,300.
+  static let maximumSteps = 32
 
   /// The crop for a photo of `photo` size (as seen) with its subject at `focus`, on a canvas of
   /// `canvas` size whose text block is `block` (`nil`: no text to keep clear of).
@@ -63,8 +64,11 @@ struct FocusCrop: Hashable, Sendable {
         let oy = max(0, min(fy + half, text.maxY) - max(fy - half, text.y))
         overlap = ox * oy / (4 * half * half)
       }
-      // Whole pixels of miss and thousandths of cost, so that rounding never decides.
-      return ((missX + missY).rounded(), ((overlap + 0.25 * (zoom - 1)) * 1000).rounded())
+      // Whole pixels of miss; overlap in quarters of the subject (two points each), a zoom step
+      // one point: small gains never move the photo, and a zoom must clear half a quarter.
+      let quarters = (overlap * 4 - 1e-9).rounded(.up)
+      let zoomSteps = ((zoom - 1) / 0.15).rounded()
+      return ((missX + missY).rounded(), 2 * max(0, quarters) + zoomSteps)
     }
 
     var best = FocusCrop.centred
