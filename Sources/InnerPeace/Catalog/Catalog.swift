@@ -321,7 +321,8 @@ public struct Catalog: Sendable {
   /// Checks a picture's name, that it is a regular file within the size limit, and that the
   /// whole file is a JPEG or PNG that can be drawn: its structure walks to the end, its size is
   /// within ``Limits``, its colour space can be decoded. Decodes no pixels when `focus` is given;
-  /// without it, decodes a small copy to estimate the focus (``FocusEstimator``).
+  /// without it, decodes a small copy to estimate the focus (``FocusEstimator``; the centre when
+  /// that decode fails, which the card that decodes the photo then reports).
   /// - Returns: the file's status as it was read (``PictureStamp``), its size as seen and focus.
   @discardableResult
   static func checkPicture(_ name: String, in directory: URL, focus: PictureFocus? = nil) throws(InnerPeaceError)
@@ -334,16 +335,10 @@ public struct Catalog: Sendable {
     case .success(let checked): header = checked
     case .failure(let failure): throw .pictureUndecodable(name: name, reason: failure.reason)
     }
-    let chosen: PictureFocus
-    if let focus {
-      chosen = focus
-    } else {
-      do throws(InnerPeaceError) {
-        chosen = try FocusEstimator.estimate(bytes)
-      } catch .decodingFailed(let reason) {
-        throw .pictureUndecodable(name: name, reason: reason)
-      }
-    }
+    // A photo whose pixels do not decode keeps its load-time behaviour: it fails when a card
+    // decodes it, naming it; its focus meanwhile is the centre.
+    let chosen =
+      focus ?? (try? FocusEstimator.estimate(bytes)) ?? PictureFocus(x: 0.5, y: 0.5, estimated: true)
     return (stamp, PictureDetail(width: header.width, height: header.height, focus: chosen))
   }
 

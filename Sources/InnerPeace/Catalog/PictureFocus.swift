@@ -53,7 +53,7 @@ struct PictureListing: Decodable {
       .dataCorrupted(DecodingError.Context(codingPath: decoder.codingPath, debugDescription: reason))
     }
     guard let object = try? decoder.container(keyedBy: Key.self) else {
-      throw problem("is neither a file name nor a {\"file\", \"focus\"} object")
+      throw problem("is neither a file name (a string) nor a {\"file\", \"focus\"} object")
     }
     if let unknown = object.allKeys.map(\.stringValue).sorted().first(where: { !Self.keys.contains($0) }) {
       throw problem("has an unknown key \"\(unknown)\" (allowed: \"file\", \"focus\")")
