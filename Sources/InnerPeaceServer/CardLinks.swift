@@ -141,7 +141,8 @@ struct CardLinks: Sendable {
 
 extension ContentSources {
   /// SHA-256 over everything here, as 12 hex digits (48 bits: a new version never collides with
-  /// the few a cache has seen): the look version, the quotes, each picture's name and bytes, and
+  /// the few a cache has seen): the look version, the quotes, each picture's name, bytes and
+  /// focus (and the focus estimator's version), and
   /// the bundled and fallback fonts by the digests of their bytes (``FileDigests``). No path
   /// counts, so the same build and catalog give the same version in any folder, on any machine
   /// whose fallback fonts are the same files. A file that cannot be read (the catalog checked it
@@ -165,6 +166,10 @@ extension ContentSources {
       // size and time.
       add(FileDigests.sha256(of: file, cached: false) ?? "unreadable")
     }
+    // Where each photo's subject is, and the estimator that placed those not given: the crop
+    // follows them.
+    add("focus estimator \(focusEstimatorVersion)")
+    for focus in pictureFoci { add("focus \(focus.x) \(focus.y) \(focus.estimated ? "estimated" : "given")") }
     add("fonts \(bundledFontFiles.count)")
     for file in bundledFontFiles { add(FileDigests.sha256(of: file) ?? "unreadable") }
     add("fallback faces \(fallbackFontFiles.count)")

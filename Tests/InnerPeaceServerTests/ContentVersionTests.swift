@@ -69,6 +69,33 @@ import Testing
     #expect(retouched != base, "a photo's bytes changed under the same name")
   }
 
+  /// A photo's focus decides its crop, so it counts: moving one focus, or dropping it so that it
+  /// is estimated, gives another version; the plain-name spelling with the focus estimated is
+  /// stable.
+  @Test func versionFollowsTheFoci() async throws {
+    let base = try await Self.version(of: try Self.catalogCopy())
+    func rewritten(_ edit: @escaping ([Any]) -> [Any]) throws -> Catalog {
+      try Self.catalogCopy { folder in
+        let file = folder.appendingPathComponent("pictures.json")
+        let entries = try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [Any] ?? []
+        try JSONSerialization.data(withJSONObject: edit(entries)).write(to: file)
+      }
+    }
+    let moved = try await Self.version(
+      of: try rewritten { entries in
+        var entries = entries
+        entries[0] = ["file": Catalog.bundledPictureName(entries[0]), "focus": [0.1, 0.1]]
+        return entries
+      })
+    #expect(moved != base, "a focus moved")
+    let estimated = try rewritten { entries in entries.map { Catalog.bundledPictureName($0) } }
+    #expect(estimated.pictures.allSatisfy { estimated.focus(ofPicture: $0)?.estimated == true })
+    let plain = try await Self.version(of: estimated)
+    #expect(plain != base, "estimated foci in place of the given ones")
+    #expect(
+      try await Self.version(of: try rewritten { entries in entries.map { Catalog.bundledPictureName($0) } }) == plain)
+  }
+
   /// The same build, catalog and fonts installed in two folders give one version: no path
   /// counts, and a font registered with fontconfig that no face of a card resolves to (here, the
   /// other folder's copy of the bundled font, which adds no character) does not change it.
@@ -149,5 +176,13 @@ import Testing
     var configuration = ServerConfiguration()
     configuration.publicURL = url
     #expect(((try? configuration.validate()) != nil) == valid, "\(url)")
+  }
+}
+
+extension Catalog {
+  /// The file name of a `pictures.json` entry as JSONSerialization reads it (a string or an
+  /// object with "file").
+  fileprivate static func bundledPictureName(_ entry: Any) -> String {
+    (entry as? String) ?? ((entry as? [String: Any])?["file"] as? String) ?? ""
   }
 }

@@ -47,6 +47,8 @@ public struct Catalog: Sendable {
   public let directory: URL
   /// What each picture's file was when the catalog checked it (``PictureStamp``).
   let pictureStamps: [String: PictureStamp]
+  /// Each picture's size as seen and its focus, given in `pictures.json` or estimated at load.
+  let pictureDetails: [String: PictureDetail]
   /// A time before the content this catalog stands for was fixed, in nanoseconds since 1970
   /// (`nil`: only the stamps count): a picture whose file status changed after it has changed
   /// since, even if this catalog was loaded after the change. A render worker process, which
@@ -56,19 +58,26 @@ public struct Catalog: Sendable {
 
   /// Loads `quotes.json` and `pictures.json` from `directory` and checks every entry: valid JSON
   /// of the right shape, no empty list, no empty quote, and every picture a plain file name whose
-  /// file exists and has a JPEG or PNG header.
+  /// file exists and has a JPEG or PNG header. An entry is a file name or an object
+  /// `{"file": "x.jpg", "focus": [fx, fy]}`; a picture without a focus has one estimated
+  /// (``FocusEstimator``).
   /// - Throws: ``InnerPeaceError`` naming the file and the problem.
   public init(directory: URL) throws(InnerPeaceError) {
     self.directory = directory
     self.quotes = try Catalog.loadQuotes(directory.appendingPathComponent("quotes.json"))
     // The pictures after the quotes: a catalog too large is refused before its photos are read.
-    (self.pictures, self.pictureStamps) = try Catalog.loadPictures(
-      directory.appendingPathComponent("pictures.json"), in: directory)
+    let loaded = try Catalog.loadPictures(directory.appendingPathComponent("pictures.json"), in: directory)
+    self.pictures = loaded.names
+    self.pictureStamps = loaded.stamps
+    self.pictureDetails = loaded.details
   }
 
   /// A catalog from values, for tests and for callers that keep their own lists.
-  /// The pictures are checked as in ``init(directory:)``.
-  public init(quotes: [Quote], pictures: [String], directory: URL) throws(InnerPeaceError) {
+  /// The pictures are checked as in ``init(directory:)``; those not in `foci` have their focus
+  /// estimated.
+  public init(quotes: [Quote], pictures: [String], directory: URL, foci: [String: PictureFocus] = [:])
+    throws(InnerPeaceError)
+  {
     guard !quotes.isEmpty else { throw .catalogInvalid(file: "quotes.json", reason: "the list of quotes is empty") }
     guard !pictures.isEmpty else {
       throw .catalogInvalid(file: "pictures.json", reason: "the list of pictures is empty")
@@ -76,7 +85,10 @@ public struct Catalog: Sendable {
     try Catalog.checkCount(quotes.count, "quotes", maximum: CatalogLimits.maximumQuotes, file: "quotes.json")
     try Catalog.checkCount(pictures.count, "pictures", maximum: CatalogLimits.maximumPictures, file: "pictures.json")
     var stamps: [String: PictureStamp] = [:]
-    for name in pictures { stamps[name] = try Catalog.checkPicture(name, in: directory) }
+    var details: [String: PictureDetail] = [:]
+    for name in pictures {
+      (stamps[name], details[name]) = try Catalog.checkPicture(name, in: directory, focus: foci[name])
+    }
     var checked: [Quote] = []
     for (index, quote) in quotes.enumerated() {
       checked.append(try Catalog.checked(quote, index: index, file: "quotes.json"))
@@ -85,6 +97,18 @@ public struct Catalog: Sendable {
     self.pictures = pictures
     self.directory = directory
     self.pictureStamps = stamps
+    self.pictureDetails = details
+  }
+
+  /// The focus of a catalog picture (by the name the catalog lists), `nil` for another name.
+  public func focus(ofPicture name: String) -> PictureFocus? { pictureDetails[name]?.focus }
+
+  /// The crop of a catalog picture on a canvas with the text block `block` (``FocusCrop``);
+  /// centred for a name the catalog does not list.
+  func crop(for name: String, canvas: (width: Int, height: Int), block: PixelRect?) -> FocusCrop {
+    guard let detail = pictureDetails[name] else { return .centred }
+    return FocusCrop.choose(
+      photo: (detail.width, detail.height), canvas: canvas, focus: detail.focus, block: block)
   }
 
   /// The bundled catalog (`Resources/` of the package).
@@ -246,36 +270,47 @@ public struct Catalog: Sendable {
     }
   }
 
-  static func loadPictures(_ url: URL, in directory: URL) throws(InnerPeaceError) -> (
-    [String], [String: PictureStamp]
-  ) {
+  /// A checked `pictures.json`: the names in order, and each picture's stamp and detail.
+  typealias LoadedPictures = (
+    names: [String], stamps: [String: PictureStamp], details: [String: PictureDetail]
+  )
+
+  static func loadPictures(_ url: URL, in directory: URL) throws(InnerPeaceError) -> LoadedPictures {
     try pictures(fromJSON: read(url, maximumBytes: CatalogLimits.maximumPicturesFileBytes), file: url, in: directory)
   }
 
-  /// The picture names of a `pictures.json` already read, each checked in `directory`; `file`
+  /// The pictures of a `pictures.json` already read, each checked in `directory`; `file`
   /// names it in errors.
-  static func pictures(fromJSON data: Data, file url: URL, in directory: URL) throws(InnerPeaceError) -> (
-    [String], [String: PictureStamp]
-  ) {
+  static func pictures(fromJSON data: Data, file url: URL, in directory: URL) throws(InnerPeaceError)
+    -> LoadedPictures
+  {
     let file = url.path
     guard
       let entries = try decodeEntries(
-        of: String.self, from: data, file: file, limit: (CatalogLimits.maximumPictures, "pictures"))
+        of: PictureListing.self, from: data, file: file, limit: (CatalogLimits.maximumPictures, "pictures"))
     else {
-      throw .catalogInvalid(file: file, reason: "expected a JSON array of picture file names")
+      throw .catalogInvalid(
+        file: file, reason: "expected a JSON array of picture file names or {\"file\", \"focus\"} objects")
     }
     guard !entries.isEmpty else { throw .catalogInvalid(file: file, reason: "the list of pictures is empty") }
     try checkCount(entries.count, "pictures", maximum: CatalogLimits.maximumPictures, file: file)
     var names: [String] = []
     var stamps: [String: PictureStamp] = [:]
+    var details: [String: PictureDetail] = [:]
     for (index, entry) in entries.enumerated() {
-      guard case .success(let name) = entry.value else {
+      let listing: PictureListing
+      switch entry.value {
+      case .success(let value): listing = value
+      case .failure(.dataCorrupted(let context)):
+        throw .catalogInvalid(file: file, reason: "picture \(index) \(context.debugDescription)")
+      case .failure:
         throw .catalogInvalid(file: file, reason: "picture \(index) is not a string")
       }
-      stamps[name] = try checkPicture(name, in: directory)
-      names.append(name)
+      (stamps[listing.file], details[listing.file]) = try checkPicture(
+        listing.file, in: directory, focus: listing.focus)
+      names.append(listing.file)
     }
-    return (names, stamps)
+    return (names, stamps, details)
   }
 
   static func checkName(_ name: String) throws(InnerPeaceError) {
@@ -285,16 +320,26 @@ public struct Catalog: Sendable {
 
   /// Checks a picture's name, that it is a regular file within the size limit, and that the
   /// whole file is a JPEG or PNG that can be drawn: its structure walks to the end, its size is
-  /// within ``Limits``, its colour space can be decoded. Decodes no pixels: start-up stays fast.
-  /// - Returns: the file's status as it was read (``PictureStamp``).
+  /// within ``Limits``, its colour space can be decoded. Decodes no pixels when `focus` is given;
+  /// without it, decodes a small copy to estimate the focus (``FocusEstimator``; the centre when
+  /// that decode fails, which the card that decodes the photo then reports).
+  /// - Returns: the file's status as it was read (``PictureStamp``), its size as seen and focus.
   @discardableResult
-  static func checkPicture(_ name: String, in directory: URL) throws(InnerPeaceError) -> PictureStamp {
+  static func checkPicture(_ name: String, in directory: URL, focus: PictureFocus? = nil) throws(InnerPeaceError)
+    -> (stamp: PictureStamp, detail: PictureDetail)
+  {
     try checkName(name)
     let (bytes, stamp) = try PictureFile.readStamped(atPath: directory.appendingPathComponent(name).path, name: name)
-    if case .failure(let failure) = ImageDecoding.inspect(bytes) {
-      throw .pictureUndecodable(name: name, reason: failure.reason)
+    let header: ImageDecoding.Header
+    switch ImageDecoding.inspect(bytes) {
+    case .success(let checked): header = checked
+    case .failure(let failure): throw .pictureUndecodable(name: name, reason: failure.reason)
     }
-    return stamp
+    // A photo whose pixels do not decode keeps its load-time behaviour: it fails when a card
+    // decodes it, naming it; its focus meanwhile is the centre.
+    let chosen =
+      focus ?? (try? FocusEstimator.estimate(bytes)) ?? PictureFocus(x: 0.5, y: 0.5, estimated: true)
+    return (stamp, PictureDetail(width: header.width, height: header.height, focus: chosen))
   }
 
   /// Refuses a picture whose file, as just read (`stamp`), is not the one this catalog checked:

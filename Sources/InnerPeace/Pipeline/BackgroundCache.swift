@@ -1,4 +1,4 @@
-/// Decoded, scaled backgrounds, kept per picture and canvas size, least recently used first out,
+/// Decoded, scaled backgrounds, kept per picture, canvas size and crop (``FocusCrop``), least recently used first out,
 /// bounded by bytes (a ``ByteBoundedLRU`` under a lock). A background larger than half the
 /// capacity is not kept, so one large card cannot empty the cache of the sizes in everyday use.
 /// Owned by a ``CardRenderer``; safe to share between threads.
@@ -7,6 +7,8 @@ final class BackgroundCache: Sendable {
     let picture: String
     let width: Int
     let height: Int
+    /// Where the photo was cropped: the same photo and size cropped elsewhere is another background.
+    let crop: FocusCrop
   }
 
   let capacityBytes: Int

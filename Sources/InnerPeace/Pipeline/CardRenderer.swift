@@ -75,11 +75,13 @@ public final class CardRenderer: Sendable {
         quote: quote.text, author: request.showsAuthor ? quote.author : "", context: context, family: FontSetup.family)
     }
 
-    // Background: the photo scaled to cover the canvas (cached), or transparent.
+    // Background: the photo scaled to cover the canvas (cached), cropped to keep its subject clear
+    // of the text block, or transparent.
     let canvas = try ImageSurface(
       format: request.transparent ? .argb32 : .rgb24, width: geometry.canvas.width, height: geometry.canvas.height)
     if !request.transparent {
-      try paintBackground(named: pictureName, on: canvas, clock: clock)
+      let crop = catalog.crop(for: pictureName, canvas: (canvas.width, canvas.height), block: fitted.block)
+      try paintBackground(named: pictureName, crop: crop, on: canvas, clock: clock)
     }
 
     // The halo text: text layer, its alpha blurred five times, shadows, then the text.
@@ -155,12 +157,13 @@ public final class CardRenderer: Sendable {
   /// How many decoded backgrounds the cache holds.
   public var cachedBackgroundCount: Int { backgrounds.count }
 
-  /// Paints the photo, scaled to cover the canvas, from the cache or decoded and scaled straight
-  /// into the canvas (then kept, when the cache takes a background of that size).
-  private func paintBackground(named name: String, on canvas: ImageSurface, clock: StageClock)
+  /// Paints the photo, scaled to cover the canvas and cropped as `crop` says, from the cache or
+  /// decoded and scaled straight into the canvas (then kept, when the cache takes a background of
+  /// that size).
+  private func paintBackground(named name: String, crop: FocusCrop, on canvas: ImageSurface, clock: StageClock)
     throws(InnerPeaceError)
   {
-    let key = BackgroundCache.Key(picture: name, width: canvas.width, height: canvas.height)
+    let key = BackgroundCache.Key(picture: name, width: canvas.width, height: canvas.height, crop: crop)
     if let cached = backgrounds.pixels(for: key) {
       clock.measure(.draw) { cached.copy(into: canvas) }
       return
@@ -172,14 +175,18 @@ public final class CardRenderer: Sendable {
       let (data, stamp) = try PictureFile.readStamped(atPath: url.path, name: name)
       try catalog.checkUnchanged(name, stamp)
       do throws(InnerPeaceError) {
-        return try ImageDecoding.decode(data, covering: (canvas.width, canvas.height))
+        // Decoded large enough for the zoom too.
+        let covering = (
+          Int((Double(canvas.width) * crop.zoom).rounded(.up)), Int((Double(canvas.height) * crop.zoom).rounded(.up))
+        )
+        return try ImageDecoding.decode(data, covering: covering)
       } catch .decodingFailed(let reason) {
         throw .pictureUndecodable(name: name, reason: reason)
       }
     }
     // Taken, so the decoded photo goes as soon as it is painted, before the cache copies the canvas.
     try clock.measure(.scale) { () throws(InnerPeaceError) in
-      try BackgroundScaler.cover(decoded.take()!, onto: canvas)
+      try BackgroundScaler.cover(decoded.take()!, onto: canvas, crop: crop)
     }
     if backgrounds.accepts(byteCount: canvas.width * canvas.height * 4) {
       backgrounds.store(Pixels(copying: canvas), for: key)

@@ -10,6 +10,11 @@ public struct ContentSources: Sendable {
   public let quotes: [Quote]
   /// The catalog's pictures by name, with the file each is read from (its bytes count).
   public let pictureFiles: [(name: String, file: URL)]
+  /// Each picture's focus, in the order of ``pictureFiles`` (given in `pictures.json` or
+  /// estimated; the crop keeps it clear of the text).
+  public let pictureFoci: [PictureFocus]
+  /// The version of the focus estimator (``FocusEstimator``), which decides the foci not given.
+  public let focusEstimatorVersion: Int
   /// The bundled font files (their bytes count, never their paths).
   public let bundledFontFiles: [URL]
   /// The font files each face a card asks for resolves to, face by face, in order of preference
@@ -23,6 +28,8 @@ public struct ContentSources: Sendable {
     lookVersion = CardRenderer.lookVersion
     quotes = catalog.quotes
     pictureFiles = catalog.pictures.map { ($0, catalog.directory.appendingPathComponent($0)) }
+    pictureFoci = catalog.pictures.map { catalog.focus(ofPicture: $0) ?? PictureFocus(x: 0.5, y: 0.5) }
+    focusEstimatorVersion = FocusEstimator.version
     self.bundledFontFiles = bundledFontFiles
     fallbackFontFiles =
       bundledFontFiles.first.map { bundled in
