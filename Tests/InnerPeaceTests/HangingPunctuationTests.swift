@@ -100,8 +100,12 @@ import Testing
     // goes with it.
     let drawn = try Self.draw("Now is the hour of peace,\n\u{2018}Now is the time to rest,\n(Now the day is done.)")
     #expect(drawn.fitted.quote.lineCount == 3)
-    let lefts = try (0..<3).map { try #require(drawn.letterColumns(line: $0)).left }
-    #expect(lefts.max()! - lefts.min()! <= 2, "letters start at \(lefts)")
+    // The bracket reaches down into the letters' rows, so only the quoted line is compared by
+    // its pixels; the bracket's line must reach left of the letters by the bracket's width.
+    let lefts = try (0..<2).map { try #require(drawn.letterColumns(line: $0)).left }
+    #expect(abs(lefts[0] - lefts[1]) <= 2, "letters start at \(lefts)")
+    let bracket = try #require(drawn.lineColumns(line: 2))
+    #expect(bracket.left < lefts[0] - Int(Double(drawn.fitted.quoteSize) * 0.15), "bracket at \(bracket.left)")
     let shifts = FontLock.withLock { drawn.fitted.quote.unlockedHangingShifts() } ?? []
     #expect(shifts.count == 3 && shifts[0] == 0 && shifts[1] < 0 && shifts[2] < 0, "\(shifts)")
     Self.expectInkInsideBlock(drawn)
@@ -119,7 +123,11 @@ import Testing
   }
 
   @Test func rightToLeftQuoteHangsRight() throws {
-    let drawn = try Self.draw("\"\u{05E9}\u{05DC}\u{05D5}\u{05DD} \u{05E2}\u{05DC}\u{05D9}\u{05DB}\u{05DD} \u{05D5}\u{05D1}\u{05E8}\u{05DB}\u{05D4},\n\u{05E9}\u{05DC}\u{05D5}\u{05DD} \u{05DC}\u{05DB}\u{05DC} \u{05D4}\u{05E2}\u{05D5}\u{05DC}\u{05DD}.\"")
+    // "Peace unto you and blessing, / peace to all the world." in Hebrew, in quotation marks.
+    let peace = "\u{05E9}\u{05DC}\u{05D5}\u{05DD}"
+    let drawn = try Self.draw(
+      "\"\(peace) \u{05E2}\u{05DC}\u{05D9}\u{05DB}\u{05DD} \u{05D5}\u{05D1}\u{05E8}\u{05DB}\u{05D4},\n"
+        + "\(peace) \u{05DC}\u{05DB}\u{05DC} \u{05D4}\u{05E2}\u{05D5}\u{05DC}\u{05DD}.\"")
     #expect(drawn.fitted.quote.isRightToLeft)
     #expect(drawn.fitted.quote.lineCount == 2)
     let first = try #require(drawn.letterColumns(line: 0))

@@ -83,7 +83,8 @@ extension TextLayout {
       guard let mark else { return nil }
       afterMarks = true
       if scalar.properties.isWhitespace { continue }
-      return (mark, position)
+      // A mark after the space ("— “Yes"): the line starts with marks set apart, not a word.
+      return TextLayout.hangs(scalar) ? nil : (mark, position)
     }
     return nil
   }
