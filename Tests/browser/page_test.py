@@ -6,7 +6,12 @@ Starts `innerpeace serve` on a free loopback port and Debian's `chromium`, and o
 each: the card covers the window edge to edge (object-fit: cover, no bars, no scrollbars), its
 pixels are at least the device pixels, it came as WebP (Accept), Share is at least 44x44, and
 once the next card is prefetched a tap shows it within 100 ms (from the click to the next frame
-after the swap). Screenshots go to $INNERPEACE_SHOTS (default /tmp/pages-shots). Then, at
+after the swap). The first paint, recorded frame by frame from a script installed before the
+document: the first image painted has the window's shape (never the og card cropped), the og card
+is never requested, and the image and Share never move. Over the brightest photo (quote 9 on
+yellow-flower.jpg, at 390x844@3 and 1440x900@1), Share's label is at least 4.5:1 against its own
+background, both measured from screenshot pixels (the label shown, then hidden). Screenshots go
+to $INNERPEACE_SHOTS (default /tmp/pages-shots). Then, at
 1440x900: the space bar and Enter bring new cards, Tab reaches Share, and Share copies the share
 message with the quote page's absolute URL (headless Chromium has no Web Share API) without
 bringing a new card; the favicon answers.
