@@ -98,6 +98,9 @@ final class TextLayout {
   /// Whether lines that start with a quotation mark, a dash or a bracket hang it into the margin
   /// (see `TextLayout+Hanging.swift`).
   var hangsPunctuation = false
+  /// The hanging shifts and the ink they add, for the layout's state with this serial (a fit
+  /// asks for the extents more than once per state).
+  var hangingCache: (serial: UInt32, shifts: [Int32]?, ink: PangoRectangle?)?
 
   init(context: TextContext, text: String, family: String) {
     self.context = context
@@ -193,7 +196,7 @@ final class TextLayout {
     var logical = PangoRectangle()
     FontLock.withLock {
       pango_layout_get_extents(handle, &ink, &logical)
-      if let shifts = unlockedHangingShifts() { ink = unlockedInk(ink, shifts: shifts) }
+      if let hung = unlockedHangingInk() { ink = ink.union(hung) }
     }
     return (PixelRect(ink).scaled(by: scale), PixelRect(logical).scaled(by: scale))
   }

@@ -39,7 +39,29 @@ extension TextLayout {
   /// character's leading edge, in the line's direction (a mark that bidi moved away from the
   /// line's starting edge does not hang). A line of marks alone stays as it is.
   func unlockedHangingShifts() -> [Int32]? {
-    guard hangsPunctuation, let text = pango_layout_get_text(handle) else { return nil }
+    guard hangsPunctuation else { return nil }
+    return unlockedHanging().shifts
+  }
+
+  /// The ink of the hanging lines where they are drawn (Pango units at the reference size), or
+  /// `nil` when no line hangs. Call with the font lock held.
+  func unlockedHangingInk() -> PangoRectangle? {
+    guard hangsPunctuation else { return nil }
+    return unlockedHanging().ink
+  }
+
+  /// The shifts and the ink, for the layout's current state: computed once per state.
+  private func unlockedHanging() -> (shifts: [Int32]?, ink: PangoRectangle?) {
+    let serial = UInt32(pango_layout_get_serial(handle))
+    if let cache = hangingCache, cache.serial == serial { return (cache.shifts, cache.ink) }
+    let shifts = unlockedComputeShifts()
+    let ink = shifts.flatMap { unlockedInk(of: $0) }
+    hangingCache = (serial, shifts, ink)
+    return (shifts, ink)
+  }
+
+  private func unlockedComputeShifts() -> [Int32]? {
+    guard let text = pango_layout_get_text(handle) else { return nil }
     let count = Int(pango_layout_get_line_count(handle))
     var shifts = [Int32](repeating: 0, count: count)
     var any = false
@@ -89,30 +111,25 @@ extension TextLayout {
     return nil
   }
 
-  /// The layout's ink extents (Pango units at the reference size) grown by each hanging line's
-  /// ink where it is drawn, moved by `shifts`.
-  func unlockedInk(_ ink: PangoRectangle, shifts: [Int32]) -> PangoRectangle {
-    guard let iterator = pango_layout_get_iter(handle) else { return ink }
+  /// The union of the hanging lines' ink where they are drawn, moved by `shifts` (Pango units
+  /// at the reference size); `nil` when they have none.
+  private func unlockedInk(of shifts: [Int32]) -> PangoRectangle? {
+    guard let iterator = pango_layout_get_iter(handle) else { return nil }
     defer { pango_layout_iter_free(iterator) }
-    var left = ink.x
-    var right = ink.x + ink.width
-    var top = ink.y
-    var bottom = ink.y + ink.height
+    var union: PangoRectangle?
     var index = 0
     repeat {
       if index < shifts.count, shifts[index] != 0 {
         var lineInk = PangoRectangle()
         pango_layout_iter_get_line_extents(iterator, &lineInk, nil)
         if lineInk.width > 0 && lineInk.height > 0 {
-          left = min(left, lineInk.x + shifts[index])
-          right = max(right, lineInk.x + lineInk.width + shifts[index])
-          top = min(top, lineInk.y)
-          bottom = max(bottom, lineInk.y + lineInk.height)
+          lineInk.x += shifts[index]
+          union = union.map { $0.union(lineInk) } ?? lineInk
         }
       }
       index += 1
     } while pango_layout_iter_next_line(iterator) != 0
-    return PangoRectangle(x: left, y: top, width: right - left, height: bottom - top)
+    return union
   }
 
   /// Draws the layout line by line, each line moved by its shift (Pango units at the reference
@@ -133,5 +150,16 @@ extension TextLayout {
       }
       index += 1
     } while pango_layout_iter_next_line(iterator) != 0
+  }
+}
+
+extension PangoRectangle {
+  /// The smallest rectangle holding both (Pango units).
+  func union(_ other: PangoRectangle) -> PangoRectangle {
+    let left = min(x, other.x)
+    let top = min(y, other.y)
+    let right = max(x + width, other.x + other.width)
+    let bottom = max(y + height, other.y + other.height)
+    return PangoRectangle(x: left, y: top, width: right - left, height: bottom - top)
   }
 }
