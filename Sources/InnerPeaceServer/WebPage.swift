@@ -55,7 +55,7 @@ enum WebPage {
     <body data-first-card="\(Markup.escaped(content.firstCard))" data-first-page="\(Markup.escaped(content.firstPage))">
     <main>
     <div class="card" id="card" tabindex="0" role="button" aria-label="Show another quote" aria-describedby="quote">
-    <img id="quote" alt="\(Markup.escaped(content.imageAlt))" src="\(Markup.escaped(content.image))">
+    \(firstImage(content))
     </div>
     <button class="pill share" id="share" type="button">Share</button>
     <p class="pill status" id="status" role="status" aria-live="polite"></p>
@@ -64,6 +64,19 @@ enum WebPage {
     </body>
     </html>
     """
+  }
+
+  /// The card's `<img>` before the script runs. With a first card to fetch, it has no source:
+  /// the first paint is the dark page, the window's shape, and the script asks for the card of
+  /// the window's size before any image is requested, so a phone never shows the landscape og
+  /// card cropped to portrait (words cut at both sides); a browser without script gets the og
+  /// card, whole (`contain`). Without a first card (a server that answers signed image URLs
+  /// only) the og card is the card, whole as well.
+  static func firstImage(_ content: Content) -> String {
+    let alt = Markup.escaped(content.imageAlt)
+    let og = "class=\"og\" alt=\"\(alt)\" src=\"\(Markup.escaped(content.image))\""
+    if content.firstCard.isEmpty { return "<img id=\"quote\" \(og)>" }
+    return "<img id=\"quote\" alt=\"\(alt)\">\n<noscript><img \(og)></noscript>"
   }
 
   /// The page's style sheet (its SHA-256 is in the Content-Security-Policy).
@@ -105,7 +118,10 @@ enum WebPage {
       transition: opacity 0.45s ease;
       -webkit-user-drag: none;
     }
+    .card img.og { object-fit: contain; }
     .card.loading img { opacity: 0.72; }
+    /* Until the card of the window's shape comes: the dark page, then the card fades in. */
+    .card img:not([src]) { visibility: hidden; opacity: 0; }
     .pill {
       position: fixed;
       z-index: 2;
@@ -113,7 +129,8 @@ enum WebPage {
       padding: 0.5em 1.1em;
       border: 1px solid rgba(255, 255, 255, 0.28);
       border-radius: 999px;
-      background: rgba(20, 20, 20, 0.38);
+      /* Black at 60 % under white text: over a white photo the pill is #666 at most, 5.7:1. */
+      background: rgba(0, 0, 0, 0.6);
       color: #fff;
       font: inherit;
       line-height: 1.2;
@@ -126,13 +143,9 @@ enum WebPage {
       right: max(16px, env(safe-area-inset-right));
       bottom: max(16px, env(safe-area-inset-bottom));
       cursor: pointer;
-      opacity: 0.78;
-      transition: opacity 0.2s ease, background-color 0.2s ease;
+      transition: background-color 0.2s ease;
     }
-    .share:hover, .share:focus-visible {
-      opacity: 1;
-      background: rgba(40, 40, 40, 0.55);
-    }
+    .share:hover, .share:focus-visible { background: rgba(0, 0, 0, 0.75); }
     .share:focus { outline: none; }
     .share:focus-visible {
       outline: 2px solid rgba(255, 255, 255, 0.9);
@@ -281,6 +294,7 @@ enum WebPage {
       function show(next) {
         var previous = current;
         current = next;
+        img.classList.remove("og");
         img.src = next.objectURL;
         img.alt = next.message || "A quote over a nature photograph";
         state.loads += 1;

@@ -180,6 +180,14 @@ import Testing
       #expect(html.contains("<img"))
       let hasShareButton = html.range(of: #"<button[^>]*>\s*Share\s*</button>"#, options: .regularExpression) != nil
       #expect(hasShareButton, "a Share button")
+      // The first paint: the page's own card image names no source (the script asks for the
+      // window's shape); the og card only inside <noscript>, whole.
+      let cardImage = html.range(of: #"<img id="quote"[^>]*>"#, options: .regularExpression).map { html[$0] }
+      #expect(cardImage != nil && cardImage?.contains(" src=") == false, "\(cardImage ?? "no card image")")
+      let visible = html.replacingOccurrences(
+        of: #"<noscript>.*?</noscript>"#, with: "", options: [.regularExpression, .caseInsensitive])
+      #expect(!visible.contains("src=\"http"), "an image the browser loads before the script runs")
+      #expect(html.contains(#"<noscript><img class="og" "#))
     }
   }
 

@@ -6,7 +6,12 @@ Starts `innerpeace serve` on a free loopback port and Debian's `chromium`, and o
 each: the card covers the window edge to edge (object-fit: cover, no bars, no scrollbars), its
 pixels are at least the device pixels, it came as WebP (Accept), Share is at least 44x44, and
 once the next card is prefetched a tap shows it within 100 ms (from the click to the next frame
-after the swap). Screenshots go to $INNERPEACE_SHOTS (default /tmp/pages-shots). Then, at
+after the swap). The first paint, recorded frame by frame from a script installed before the
+document: the first image painted has the window's shape (never the og card cropped), the og card
+is never requested, and the image and Share never move. Over the brightest photo (quote 9 on
+yellow-flower.jpg, at 390x844@3 and 1440x900@1), Share's label is at least 4.5:1 against its own
+background, both measured from screenshot pixels (the label shown, then hidden). Screenshots go
+to $INNERPEACE_SHOTS (default /tmp/pages-shots). Then, at
 1440x900: the space bar and Enter bring new cards, Tab reaches Share, and Share copies the share
 message with the quote page's absolute URL (headless Chromium has no Web Share API) without
 bringing a new card; the favicon answers.
@@ -278,6 +283,137 @@ navigator.clipboard.readText().then(t => ({ok: true, text: t}), e => ({ok: false
 """
 
 
+# Installed before each document: from the first frame, what the card's image shows each frame
+# (kept when it changes, at most 300 entries): its source, natural size, whether it is visible,
+# and where the image and Share are.
+FRAMES_JS = r"""
+(() => {
+    const frames = window.__frames = [];
+    let last = '';
+    let count = 0;
+    function tick() {
+        const img = document.querySelector('img');
+        const share = Array.from(document.querySelectorAll('button')).find(b => /share/i.test(b.textContent));
+        if (img) {
+            const style = getComputedStyle(img);
+            const r = img.getBoundingClientRect();
+            const s = share ? share.getBoundingClientRect() : null;
+            const entry = {
+                src: img.currentSrc || img.src || '',
+                nw: img.complete ? img.naturalWidth : 0,
+                nh: img.complete ? img.naturalHeight : 0,
+                visible: style.visibility !== 'hidden' && style.display !== 'none' && Number(style.opacity) > 0,
+                rect: [r.left, r.top, r.width, r.height],
+                share: s ? [s.left, s.top, s.width, s.height] : null,
+            };
+            const key = JSON.stringify(entry);
+            if (key !== last && frames.length < 300) { frames.push(entry); last = key; }
+        }
+        if (++count < 3000) { requestAnimationFrame(tick); }
+    }
+    requestAnimationFrame(tick);
+})()
+"""
+
+RESOURCES_JS = r"""
+performance.getEntriesByType('resource').map(e => e.name)
+"""
+
+# Share's label shown or hidden (transparent), and where Share is, after two frames.
+SHARE_LABEL_JS = r"""
+new Promise(resolve => {
+    const share = Array.from(document.querySelectorAll('button')).find(b => /share/i.test(b.textContent));
+    share.style.color = %s;
+    share.blur();
+    requestAnimationFrame(() => requestAnimationFrame(() => {
+        const r = share.getBoundingClientRect();
+        resolve({rect: [r.left, r.top, r.width, r.height], color: getComputedStyle(share).color,
+                 width: window.innerWidth});
+    }));
+})
+"""
+
+
+def png_pixels(data):
+    """(width, height, rows of (r, g, b) tuples) of an 8-bit, non-interlaced RGB or RGBA PNG."""
+    import struct
+    import zlib
+
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, idat, header = 8, b"", None
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        body = data[pos + 8 : pos + 8 + length]
+        if kind == b"IHDR":
+            header = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    width, height, depth, color, _, _, interlace = header
+    assert depth == 8 and color in (2, 6) and interlace == 0, "PNG %r not decoded here" % (header,)
+    channels = 3 if color == 2 else 4
+    raw = zlib.decompress(idat)
+    stride = width * channels
+    rows, previous = [], bytearray(stride)
+    for y in range(height):
+        kind = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - channels] if i >= channels else 0
+            b = previous[i]
+            c = previous[i - channels] if i >= channels else 0
+            if kind == 1:
+                line[i] = (line[i] + a) & 255
+            elif kind == 2:
+                line[i] = (line[i] + b) & 255
+            elif kind == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif kind == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append([tuple(line[x * channels : x * channels + 3]) for x in range(width)])
+        previous = line
+    return width, height, rows
+
+
+def luminance(rgb):
+    """WCAG relative luminance of an sRGB colour."""
+
+    def linear(v):
+        v /= 255.0
+        return v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (linear(v) for v in rgb)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def share_contrast(cdp):
+    """Share's label against its own background, from screenshot pixels: the label's colour is
+    the brightest pixel of the label's box with the label shown, the background the brightest
+    pixel inside the pill (clear of its border and rounded ends) with the label hidden. Returns
+    (ratio, label luminance, background luminance)."""
+
+    def region(visible):
+        info = cdp.evaluate(SHARE_LABEL_JS % ("''" if visible else "'transparent'"))
+        shot = base64.b64decode(cdp.call("Page.captureScreenshot", {"format": "png"})["data"])
+        width, height, rows = png_pixels(shot)
+        scale = width / info["width"]
+        x, y, w, h = (v * scale for v in info["rect"])
+        inset_x, inset_y = h / 2 + 2 * scale, 3 * scale  # past the rounded ends and the 1 px border
+        pixels = [
+            rows[j][i]
+            for j in range(int(y + inset_y), int(y + h - inset_y))
+            for i in range(int(x + inset_x), int(x + w - inset_x))
+            if 0 <= j < height and 0 <= i < width
+        ]
+        return max(luminance(p) for p in pixels)
+
+    background = region(False)
+    label = region(True)
+    return (label + 0.05) / (background + 0.05), label, background
+
+
 def describe(state):
     keys = ("loads", "preset", "complete", "naturalWidth", "naturalHeight", "alt", "liveText", "src", "error")
     return ", ".join("%s=%r" % (k, (state or {}).get(k)) for k in keys)
@@ -412,6 +548,10 @@ def run(args, results, deadline, children):
     except CDPError as error:
         results.info("clipboard permission not granted (%s); Share may report it could not copy" % error)
 
+    cdp.call("Page.addScriptToEvaluateOnNewDocument", {"source": FRAMES_JS})
+    og_match = re.search(r'<meta property="og:image" content="([^"]+)"', html)
+    og_image = og_match.group(1).replace("&amp;", "&") if og_match else ""
+
     # 3. Each viewport: the first card, covering, sharp, WebP; then a prefetched tap.
     os.makedirs(SHOTS, exist_ok=True)
     for width, height, scale in VIEWPORTS:
@@ -447,6 +587,27 @@ def run(args, results, deadline, children):
             "card %dx%d for %dx%d device pixels (cover scale %.2f)" % (nw, nh, w * scale, h * scale, cover),
         )
         results.check("%s: the card came as WebP" % name, state["format"] == "webp", "format %r" % state["format"])
+        # The first paint: no og card cropped to the window, no jump when the card comes.
+        frames = cdp.evaluate("window.__frames || []")
+        painted = [f for f in frames if f["visible"] and f["nw"] > 0]
+        first = painted[0] if painted else None
+        results.check(
+            "%s: the first image painted has the window's shape" % name,
+            first is not None and abs(first["nw"] / first["nh"] - w / h) < 0.05 * (w / h),
+            "first painted %s (%sx%s) in %dx%d" % (first and first["src"][:60], first and first["nw"], first and first["nh"], w, h),
+        )
+        requested = cdp.evaluate(RESOURCES_JS) or []
+        results.check(
+            "%s: the page never asks for the og card" % name,
+            og_image != "" and og_image not in requested,
+            "og %r; requested %r" % (og_image, requested[:6]),
+        )
+        jumps = [f for f in frames if f["rect"] != [0, 0, w, h] or f["share"] != frames[-1]["share"]]
+        results.check(
+            "%s: no layout jump from the first frame to the card (%d frames recorded)" % (name, len(frames)),
+            frames != [] and not jumps,
+            "moved: %r" % jumps[:2],
+        )
         share = state["shareRect"] or [0, 0]
         results.check("%s: Share is at least 44x44" % name, share[0] >= 44 and share[1] >= 44, "share %r" % share)
         shot = cdp.call("Page.captureScreenshot", {"format": "png"})
@@ -461,6 +622,29 @@ def run(args, results, deadline, children):
             ok and delay < 100,
             "%.0f ms from the click to the frame after the swap; %s" % (delay, describe(state)),
         )
+
+    # The Share label over the brightest photo (yellow-flower.jpg, the tenth: quote 9), on a phone
+    # and on a desktop.
+    for width, height, scale in (VIEWPORTS[0], VIEWPORTS[2]):
+        name = "%dx%d@%d" % (width, height, scale)
+        cdp.call(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": height, "deviceScaleFactor": scale, "mobile": width < 800},
+        )
+        cdp.call("Page.navigate", {"url": base + "/q/9"})
+        ok, state = cdp.wait_until(lambda s: s["complete"] and s["loads"] >= 1 and s["prefetched"], deadline.left(30))
+        if not results.check("%s: quote 9 over yellow-flower.jpg loads" % name, ok, describe(state)):
+            continue
+        ratio, label, background = share_contrast(cdp)
+        results.check(
+            "%s: Share's label is at least 4.5:1 against its own background over the yellow photo (%.1f:1)"
+            % (name, ratio),
+            ratio >= 4.5,
+            "label luminance %.3f, brightest background %.3f" % (label, background),
+        )
+        shot = cdp.call("Page.captureScreenshot", {"format": "png"})
+        with open(os.path.join(SHOTS, name + "-yellow.png"), "wb") as file:
+            file.write(base64.b64decode(shot["data"]))
 
     # 4. At 1440x900: the keyboard, Share, the favicon.
     cdp.call("Emulation.setDeviceMetricsOverride", {"width": 1440, "height": 900, "deviceScaleFactor": 1, "mobile": False})

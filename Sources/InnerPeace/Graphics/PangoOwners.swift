@@ -95,6 +95,12 @@ final class TextLayout {
   private let context: TextContext
   /// Pixel size / reference size.
   private(set) var scale = 1.0
+  /// Whether lines that start with a quotation mark, a dash or a bracket hang it into the margin
+  /// (see `TextLayout+Hanging.swift`).
+  var hangsPunctuation = false
+  /// The hanging shifts and the ink they add, for the layout's state with this serial (a fit
+  /// asks for the extents more than once per state).
+  var hangingCache: (serial: UInt32, shifts: [Int32]?, ink: PangoRectangle?)?
 
   init(context: TextContext, text: String, family: String) {
     self.context = context
@@ -188,7 +194,10 @@ final class TextLayout {
   var extents: (ink: PixelRect, logical: PixelRect) {
     var ink = PangoRectangle()
     var logical = PangoRectangle()
-    FontLock.withLock { pango_layout_get_extents(handle, &ink, &logical) }
+    FontLock.withLock {
+      pango_layout_get_extents(handle, &ink, &logical)
+      if let hung = unlockedHangingInk() { ink = ink.union(hung) }
+    }
     return (PixelRect(ink).scaled(by: scale), PixelRect(logical).scaled(by: scale))
   }
 
@@ -219,7 +228,13 @@ final class TextLayout {
     cairo_translate(context.handle, x, y)
     cairo_scale(context.handle, scale, scale)
     cairo_move_to(context.handle, 0, 0)
-    FontLock.withLock { pango_cairo_show_layout(context.handle, handle) }
+    FontLock.withLock {
+      if let shifts = unlockedHangingShifts() {
+        unlockedDrawLines(in: context.handle, shifts: shifts)
+      } else {
+        pango_cairo_show_layout(context.handle, handle)
+      }
+    }
     cairo_restore(context.handle)
   }
 

@@ -65,6 +65,8 @@ struct TextFitter {
   func makeQuoteLayout(_ text: String, context: TextContext, family: String) -> TextLayout {
     let quote = TextLayout(context: context, text: text, family: family)
     quote.setAlignment(alignment == .center ? .center : .natural)
+    // A flush edge hangs its opening marks; centred lines have no edge to align them to.
+    quote.hangsPunctuation = alignment != .center && TextLayout.mayHang(text)
     return quote
   }
 
