@@ -29,13 +29,14 @@ extension TextLayout {
     /// The face's (first) family name.
     let family: String
     let style: Style
-    /// Whether fontconfig added a transformation matrix to the face (a synthetic oblique or
-    /// emboldening): never wanted.
+    /// Whether fontconfig slants the face with a shearing matrix (a synthetic oblique): never
+    /// wanted.
     let synthetic: Bool
     /// Glyphs no font could draw (tofu).
     let missingGlyphs: Int
     /// Dotted circles (U+25CC) drawn that are not in the text: HarfBuzz inserts one under a
-    /// mark that has no base in its font, so each is a broken cluster.
+    /// mark that has no base in its run, so each is a broken cluster. (A dotted circle of the
+    /// text starts a cluster of its own; an inserted one lies in the cluster of its mark.)
     let dottedCircles: Int
   }
 
@@ -87,8 +88,12 @@ extension TextLayout {
           }
           var slant: Int32 = 0
           _ = FcPatternGetInteger(pattern, FC_SLANT, 0, &slant)
+          // A shear is a synthetic oblique; a plain scale (fontconfig's for bitmap faces such as
+          // Noto Color Emoji) is not.
           var matrix: UnsafeMutablePointer<FcMatrix>?
-          synthetic = FcPatternGetMatrix(pattern, FC_MATRIX, 0, &matrix) == FcResultMatch
+          if FcPatternGetMatrix(pattern, FC_MATRIX, 0, &matrix) == FcResultMatch, let matrix {
+            synthetic = matrix.pointee.xy != 0 || matrix.pointee.yx != 0
+          }
           if slant == Int32(FC_SLANT_ITALIC) {
             style = .italic
           } else if slant == Int32(FC_SLANT_OBLIQUE) || synthetic || family.hasSuffix(" Slanted") {
@@ -108,15 +113,18 @@ extension TextLayout {
         if glyph & Self.unknownGlyphFlag != 0 {
           missing += 1
         } else if let dottedGlyph, glyph == dottedGlyph {
-          dotted += 1
+          // A dotted circle of the text starts its own cluster; one HarfBuzz inserts belongs to
+          // the cluster of the mark it carries.
+          let at = start + Int(glyphs.log_clusters[index])
+          let written = at + 2 < end && bytes[at] == 0xE2 && bytes[at + 1] == 0x97 && bytes[at + 2] == 0x8C
+          if !written { dotted += 1 }
         }
       }
-      let written = text.unicodeScalars.reduce(0) { $0 + ($1 == "\u{25CC}" ? 1 : 0) }
       runs.append(
         SetRun(
           text: text, range: start..<end, script: script, language: language, fontFile: fontFile, family: family,
           style: style,
-          synthetic: synthetic, missingGlyphs: missing, dottedCircles: max(0, dotted - written)))
+          synthetic: synthetic, missingGlyphs: missing, dottedCircles: dotted))
     } while pango_layout_iter_next_run(iterator) != 0
     return runs
   }
