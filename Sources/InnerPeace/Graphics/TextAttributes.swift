@@ -48,6 +48,9 @@ enum TextAttributes {
     case armenian, ethiopic, khmer, emoji
   }
 
+  /// How many scripts there are (computed once: `allCases` builds an array).
+  private static let scriptCount = Script.allCases.count
+
   /// A face a run is set in.
   enum Face: Equatable, CaseIterable {
     case bundled, cjkSC, cjkJP, cjkKR, arabic, hebrew, devanagari, thai
@@ -317,7 +320,7 @@ enum TextAttributes {
 
     // The one scan: segments by script, Korean words, paragraph directions, letter counts.
     var segments: [Segment] = []
-    var letters: [Int] = Array(repeating: 0, count: Script.allCases.count)
+    var letters: [Int] = Array(repeating: 0, count: scriptCount)
     var offset = 0
     // Scalars that extend a grapheme cluster join their base's segment, so no cluster is ever
     // split across faces; after a zero-width joiner the next scalar joins too (emoji sequences).
