@@ -8,8 +8,10 @@ Writes into DIR:
 - catalog-<preset>-<n>.png: thumbnails of every catalog quote at og, square, story and classic,
   in a grid, each labelled with its quote index (several sheets per preset);
 - scripts-<preset>.png: the same short quote-like text in Chinese, Japanese, Korean, Arabic,
-  Hebrew, Devanagari, Thai, polytonic Greek (with ᾳ ῃ ῳ), emoji, a long URL and verse with a long
-  line, at og, square and story, each labelled;
+  Hebrew, Devanagari, Thai, Urdu, Bengali, Gurmukhi, Gujarati, Tamil, Telugu, Kannada,
+  Malayalam, Sinhala, Lao, Khmer, Myanmar, Tibetan, Georgian, Armenian, Ethiopic, Vietnamese,
+  Cyrillic, polytonic Greek (with ᾳ ῃ ῳ), emoji, a long URL and verse with a long line, at og,
+  square and story, each labelled;
 - cards/ and scripts/: the full-size cards (`innerpeace batch` output, with its manifest), for a
   closer look at anything the thumbnails show.
 
@@ -49,6 +51,24 @@ SCRIPTS = [
     ("Devanagari", "शांत मन एक शांत समुद्र के समान है। धीरे साँस लो और इस क्षण में जियो।", "अज्ञात"),
     ("Thai", "จิตใจที่สงบเหมือนทะเลที่เงียบสงบ หายใจช้าๆ และอยู่กับปัจจุบันขณะนี้", "ไม่ทราบผู้แต่ง"),
     ("Greek (polytonic)", "Ἐν ἡσυχίᾳ καὶ ἐν ἀνάγκῃ ὁ σοφὸς μένει ἐν τῷ λόγῳ, ὡς θάλασσα γαλήνης.", "Ἀνώνυμος"),
+    ("Urdu", "ہمت کرے انسان تو کیا ہو نہیں سکتا۔ جیسی کرنی ویسی بھرنی، یہی زندگی کا اصول ہے۔", "علامہ اقبال"),
+    ("Bengali", "যেখানে দেখিবে ছাই, উড়াইয়া দেখ তাই, পাইলেও পাইতে পার অমূল্য রতন।", "প্রবাদ"),
+    ("Gurmukhi", "ਜਿਥੇ ਚਾਹ ਉਥੇ ਰਾਹ। ਮਿੱਠਤ ਨੀਵੀਂ ਨਾਨਕਾ ਗੁਣ ਚੰਗਿਆਈਆ ਤਤੁ।", "ਗੁਰੂ ਨਾਨਕ"),
+    ("Gujarati", "જ્યાં ચાહ ત્યાં રાહ. ધીરજનાં ફળ મીઠાં હોય છે, શાંત મન સુખી જીવન.", "કહેવત"),
+    ("Tamil", "யாதும் ஊரே யாவரும் கேளிர். தீதும் நன்றும் பிறர்தர வாரா.", "கணியன் பூங்குன்றனார்"),
+    ("Telugu", "కృషితో నాస్తి దుర్భిక్షం. ప్రయత్నం చేస్తే ఫలితం తప్పక వస్తుంది.", "సామెత"),
+    ("Kannada", "ಕೈ ಕೆಸರಾದರೆ ಬಾಯಿ ಮೊಸರು. ಪ್ರಯತ್ನ ಮಾಡಿದರೆ ಫಲ ಸಿಗುತ್ತದೆ.", "ಗಾದೆ"),
+    ("Malayalam", "ഒരുമയുണ്ടെങ്കിൽ ഉലക്കമേലും കിടക്കാം. ക്ഷമയാണ് ശക്തി.", "പഴഞ്ചൊല്ല്"),
+    ("Sinhala", "කළ දේ පළ දේ. ඉවසීම ශ්‍රේෂ්ඨයි, සිත සන්සුන් නම් ජීවිතය සුවයි.", "කියමන"),
+    ("Lao", "ຄວາມສະຫງົບໃນໃຈແມ່ນຄວາມສຸກ ນ້ຳໃຈງາມ ຂອບໃຈຫຼາຍໆ", "ສຸພາສິດ"),
+    ("Khmer", "ចេះឲ្យចាំ ធ្វើឲ្យពិត។ ចិត្តស្ងប់ ជីវិតសុខ។", "សុភាសិត"),
+    ("Myanmar", "ကြိုးစားလျှင် အောင်မြင်မည်။ စိတ်ငြိမ်လျှင် ချမ်းသာမည်။", "စကားပုံ"),
+    ("Tibetan", "བཀྲ་ཤིས་བདེ་ལེགས། སེམས་ཞི་བ་ནི་བདེ་བའི་རྩ་བ་ཡིན།", "གཏམ་དཔེ།"),
+    ("Georgian", "ვინც არ ეძებს, ის ვერ პოულობს. მშვიდი გული ყველაზე დიდი სიმდიდრეა.", "ანდაზა"),
+    ("Armenian", "Կամաց գնացողը հեռու կգնա։ Խաղաղ սիրտը մեծ հարստություն է։", "Ասացվածք"),
+    ("Ethiopic", "ቀስ በቀስ እንቁላል በእግሩ ይሄዳል። ትዕግስት መራራ ናት ፍሬዋ ግን ጣፋጭ ነው።", "ምሳሌ"),
+    ("Vietnamese", "ẮT HẲN MỌI VIỆC ĐỀU ỔN. Ăn quả nhớ kẻ trồng cây, uống nước nhớ nguồn.", "Tục ngữ"),
+    ("Cyrillic", "Тише едешь — дальше будешь. Терпение и труд всё перетрут.", "Пословица"),
     ("Emoji", "Breathe in 🌿, breathe out 🌊. Peace begins with a smile 😊🙏🏽 and a quiet heart ❤️.", "Anonymous"),
     ("Long URL", "Read more about calm at https://example.com/articles/inner-peace/a-very-long-path-name"
      "?utm_source=newsletter&utm_medium=email&utm_campaign=quiet-mind", "innerpeace"),

@@ -9,7 +9,7 @@ PACKAGES=(
   libturbojpeg0-dev libwebp-dev libdeflate-dev      # JPEG in and out, WebP out, PNG compression
   libpng-dev                                        # PNG in, row by row
   liblcms2-dev                                      # photos' colour profiles to sRGB (LittleCMS 2)
-  fonts-dejavu-core fonts-noto-core                 # fallback: Latin, Greek, Cyrillic, Arabic, Hebrew, Devanagari, Thai
+  fonts-dejavu-core fonts-noto-core                 # serif companions: Arabic, Urdu, Hebrew, Indic, SE Asian, Georgian, ...
   fonts-noto-cjk fonts-noto-color-emoji             # fallback: Chinese, Japanese, Korean, colour emoji
 )
 if [ "${1:-}" = "--with-test-tools" ]; then

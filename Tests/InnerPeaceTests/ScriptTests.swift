@@ -153,6 +153,26 @@ import Testing
     #expect(Self.lineHeights(arabic) == Array(repeating: Int(1.45 * 128 * 1024), count: 3))
     let hebrew = Self.layout("שלום עולם\nשלום 1207, עולם.\nשלום")
     #expect(Self.lineHeights(hebrew) == Array(repeating: Int(1.15 * 128 * 1024), count: 3))
+    // Every companion of issue 18 inside a Latin text keeps the Latin line height.
+    let companions = Self.layout(
+      [
+        "Peace যেখানে comes", "Peace ਜਿਥੇ comes", "Peace જ્યાં comes", "Peace யாதும் comes", "Peace కృషితో comes",
+        "Peace ಕೈ ಕೆಸರಾದರೆ", "Peace ഒരുമ comes", "Peace ශ්‍රේෂ්ඨ comes", "Peace ຄວາມ comes", "Peace བཀྲ་ཤིས comes",
+        "Peace ကြိုးစား comes", "Peace ვინც comes", "Peace Կամաց comes", "Peace ቀስ በቀስ", "Peace ស្ត្រី comes",
+        "Peace ہمت کرے comes", "Peace ᾼ Ә comes",
+      ].joined(separator: "\n"))
+    #expect(Self.lineHeights(companions) == Array(repeating: 128 * 1024, count: 17))
+    // A text of one of them: every line the same, its own multiple, with Latin and digits.
+    let scripts: [(String, Double)] = [
+      ("யாதும் ஊரே\nயாதும் 1207, peace\nகேளிர்", 1.45), ("కృషితో\nకృషితో 12 peace\nనాస్తి", 1.55),
+      ("བཀྲ་ཤིས\nབཀྲ་ཤིས 12 peace\nབདེ་ལེགས", 2), ("ကြိုးစား\nကြိုးစား 12 peace\nမည်။", 1.8),
+      ("ვინც არ\nვინც 12, peace\nეძებს", 1.15), ("ہمت کرے\nہمت 12 peace\nنہیں سکتا", 2.2),
+      ("ẮT HỌC\nPeace, ỄNH\nmore", 1.25),
+    ]
+    for (text, multiple) in scripts {
+      let heights = Self.lineHeights(Self.layout(text))
+      #expect(heights == Array(repeating: Int(multiple * 128 * 1024), count: 3), "\(text): \(heights)")
+    }
     // Wrapped, not only at hard breaks.
     let thai = Self.layout("ความสงบในใจคือความสุข ความสงบในใจคือความสุข ความสงบในใจคือความสุข")
     thai.setWidth(200)
@@ -192,6 +212,49 @@ import Testing
     }
     let phrase = Self.layout("ἐν ἀρχῇ ἦν ὁ λόγος, τῷ ᾳ ῃ ῳ")
     #expect(phrase.pickedFonts.first?.file == Fixtures.renderer.bundledFontPath)
+  }
+
+  /// A combining mark, vowel sign or joiner is set in the face of its base, whatever follows:
+  /// every run starts and ends on a grapheme cluster boundary, and no dotted circle is drawn.
+  @Test func clustersAreNeverSplit() {
+    // (A mark the base's face lacks, such as U+0301 after Devanagari, still falls back to
+    // another font: Pango takes a font per character.)
+    for text in [
+      "பி peace", "ᾳ\u{0301} peace", "Peace ശ്‍ and", "ශ්‍රේෂ්ඨ peace", "क्षि\u{0951} peace", "👍🏽 peace", "a\u{200D}b",
+      "Ж\u{0301} peace", "ᾼ\u{0301} peace",
+    ] {
+      let layout = Self.layout(text)
+      let boundaries = AllScriptsTests.clusterBoundaries(text)
+      for run in layout.setRuns {
+        #expect(
+          boundaries.contains(run.range.lowerBound) && boundaries.contains(run.range.upperBound),
+          "\(text.debugDescription): \(layout.setRuns)")
+      }
+      #expect(layout.dottedCircleCount == 0, "\(text.debugDescription): \(layout.setRuns)")
+    }
+  }
+
+  /// Arabic script is set in Nastaliq when the text has an Urdu letter or the caller says `ur`,
+  /// in Naskh otherwise.
+  @Test func urduIsNastaliq() {
+    #expect(Self.layout("ہمت کرے انسان").pickedFonts.map(\.family).contains("Noto Nastaliq Urdu"))
+    #expect(Self.layout("الصبر مفتاح الفرج").pickedFonts.map(\.family) == ["Noto Naskh Arabic"])
+    let layout = Self.layout("الصبر مفتاح الفرج")
+    let list = TextAttributes.list(for: "الصبر مفتاح الفرج", language: "ur")
+    pango_layout_set_attributes(layout.handle, list)
+    pango_attr_list_unref(list)
+    #expect(layout.pickedFonts.map(\.family) == ["Noto Nastaliq Urdu"], "\(layout.pickedFonts)")
+    #expect(layout.pickedFonts.allSatisfy { $0.language == "ur" })
+  }
+
+  /// Dotted circles that are in the text are not counted; ones HarfBuzz inserts are.
+  @Test func dottedCirclesInTheTextAreNotCounted() {
+    #expect(Self.layout("\u{25CC} peace \u{25CC}").dottedCircleCount == 0)
+    #expect(Self.layout("க\u{25CC} பி").dottedCircleCount == 0)
+    // A Tamil vowel sign with no base: HarfBuzz draws it on a dotted circle.
+    let broken = Self.layout("peace \u{0BBF}")
+    #expect(broken.dottedCircleCount == 1, "\(broken.setRuns)")
+    #expect(broken.setRuns.contains { $0.dottedCircles == 1 && $0.script == "Taml" }, "\(broken.setRuns)")
   }
 
   /// No hyphen is ever inserted where Pango breaks inside a word.

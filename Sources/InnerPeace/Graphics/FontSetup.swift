@@ -61,6 +61,10 @@ enum FontSetup {
     return fontMap
   }
 
+  /// Companion families whose Bold file Debian ships with the regular weight (fontconfig gives
+  /// both files weight 80, and picks the Bold one): they are asked for by style name as well.
+  static let regularStyleFamilies: Set<String> = ["Noto Nastaliq Urdu", "Noto Serif Myanmar"]
+
   static let hookKey = "innerpeace-substitute-installed"
   static let pathKey = "innerpeace-font-path"
 }
@@ -73,7 +77,14 @@ private func preferBundledFile(pattern: OpaquePointer?, data: gpointer?) {
   guard let path = g_object_get_data(object, FontSetup.pathKey) else { return }
   var family: UnsafeMutablePointer<FcChar8>?
   guard FcPatternGetString(pattern, FC_FAMILY, 0, &family) == FcResultMatch, let family else { return }
-  guard String(cString: family) == FontSetup.family else { return }
+  let name = String(cString: family)
+  if FontSetup.regularStyleFamilies.contains(name) {
+    FcPatternDel(pattern, FC_STYLE)
+    _ = "Regular".withCString {
+      FcPatternAddString(pattern, FC_STYLE, UnsafeRawPointer($0).assumingMemoryBound(to: FcChar8.self))
+    }
+  }
+  guard name == FontSetup.family else { return }
   FcPatternDel(pattern, FC_FILE)
   FcPatternAddString(pattern, FC_FILE, path.assumingMemoryBound(to: FcChar8.self))
 }
@@ -86,7 +97,9 @@ extension FontSetup {
   /// ``TextAttributes/Face`` (family, slant, language).
   static func cardFaces(bundledFontPath: String) -> [CardFace] {
     let companions: [TextAttributes.Face] = [
-      .cjkSC, .cjkJP, .cjkKR, .arabic, .hebrew, .devanagari, .thai, .serifItalic, .serifUpright,
+      .cjkSC, .cjkJP, .cjkKR, .arabic, .hebrew, .devanagari, .thai, .serifItalic, .serifItalicCapital, .serifUpright,
+      .urdu, .bengali, .gurmukhi, .gujarati, .tamil, .telugu, .kannada, .malayalam, .sinhala, .lao, .tibetan,
+      .myanmar, .georgian, .armenian, .ethiopic, .khmer,
     ]
     var faces = [CardFace(name: "bundled", family: family, italic: true, language: nil, file: bundledFontPath)]
     for face in companions {
