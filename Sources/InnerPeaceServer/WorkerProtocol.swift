@@ -142,7 +142,7 @@ enum WorkerWire {
     for value in [timings.decode, timings.scale, timings.fit, timings.blur, timings.draw, timings.encode] {
       writer.u64(value.bitPattern)
     }
-    // The report, only when the request asked for one: one byte otherwise.
+    // The report, only when the request asked for one: an empty optional (five bytes) otherwise.
     writer.optionalString(card.report.map(encodeReport))
     return writer.bytes
   }
