@@ -98,8 +98,8 @@ struct RenderCommand: ParsableCommand {
     let request = try makeRequest()
     let output = try OutputTarget(path: out)
     // Checked with the image's path, before anything is rendered or written.
-    let reportOutput = try report.flatMap { path in path == "-" ? nil : try OutputTarget(path: path, option: "--report")
-    }
+    var reportOutput: OutputTarget? = nil
+    if let report, report != "-" { reportOutput = try OutputTarget(path: report, option: "--report") }
     if let reportOutput, reportOutput.isSameFile(as: output) {
       throw CommandLineError.usage("--report and --out name the same file '\(reportOutput.path)': give each its own")
     }

@@ -82,7 +82,8 @@ struct CardRoutes<Renderer: CardRendering> {
   /// for the same query (its image is rendered in a worker, as any card, but not sent or kept).
   func customReport(_ request: Request, _ query: QueryParameters) async throws -> Response {
     // The format does not change what is set; the query cannot name one.
-    var (cardRequest, _, key) = try customCardRequest(request, query, pathFormat: "png")
+    let (imageRequest, _, key) = try customCardRequest(request, query, pathFormat: "png")
+    var cardRequest = imageRequest
     cardRequest.includesReport = true
     return try await report(request, cardRequest, key: "report|\(key)", cacheControl: "public, max-age=86400")
   }

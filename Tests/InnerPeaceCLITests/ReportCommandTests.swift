@@ -60,7 +60,9 @@ struct ReportCommandTests {
     #expect(report.runs.contains { $0.script == "Hebr" })
 
     // After the warnings: tofu is warned about, then the report follows.
-    let tofu = try CLI.run(["render", "--out", "/dev/null", "--report", "-", "--text", "Calm \u{E000}", "--size", "300x200"])
+    let tofu = try CLI.run([
+      "render", "--out", "/dev/null", "--report", "-", "--text", "Calm \u{E000}", "--size", "300x200",
+    ])
     #expect(tofu.status == 0, "stderr: \(tofu.stderr)")
     let start = try #require(tofu.stderr.firstIndex(of: "{"))
     #expect(tofu.stderr[..<start].hasPrefix("warning: 1 glyph(s)"), "\(tofu.stderr)")
@@ -114,7 +116,8 @@ struct ReportCommandTests {
         let report = try JSONDecoder().decode(
           TypesetReport.self, from: try JSONSerialization.data(withJSONObject: object))
         let quote = BatchFolderReader.bundledCatalog.quotes[index]
-        let fitted = try renderer.fitText(quote.text, author: quote.author, preset: .custom(try CanvasSize(width: 320, height: 200)))
+        let fitted = try renderer.fitText(
+          quote.text, author: quote.author, preset: .custom(try CanvasSize(width: 320, height: 200)))
         #expect(report.width == 320 && report.height == 200)
         #expect(report.lines == fitted.lines && report.quoteSize == fitted.fontSize, "entry \(index)")
         #expect(!report.runs.isEmpty && report.runs.allSatisfy { $0.script.count == 4 })

@@ -39,7 +39,8 @@ final class RecordingRenderer: CardRendering {
       #expect(reply.header("Cache-Control") == "public, max-age=86400")
       let report = try Self.decode(reply)
       #expect(report.width == 480 && report.height == 320)
-      let fitted = try realRenderer().fitText(text, author: "Anon", preset: .custom(try CanvasSize(width: 480, height: 320)))
+      let fitted = try realRenderer().fitText(
+        text, author: "Anon", preset: .custom(try CanvasSize(width: 480, height: 320)))
       #expect(report.lines == fitted.lines && report.quoteSize == fitted.fontSize)
       #expect(report.runs.contains { $0.script == "Hebr" && $0.family == "Noto Serif Hebrew" && $0.language == "he" })
       #expect(report.runs.contains { $0.language == "ja" && $0.family == "Noto Serif CJK JP" })
@@ -60,7 +61,8 @@ final class RecordingRenderer: CardRendering {
       #expect(reply.status == 200, "\(reply)")
       let report = try Self.decode(reply)
       let quote = service.catalog.quotes[3]
-      let fitted = try realRenderer().fitText(quote.text, author: "", preset: .custom(try CanvasSize(width: 400, height: 300)))
+      let fitted = try realRenderer().fitText(
+        quote.text, author: "", preset: .custom(try CanvasSize(width: 400, height: 300)))
       #expect(report.lines == fitted.lines && report.authorLines.isEmpty && report.authorSize == 0)
       #expect(reply.header("Cache-Control") == service.links.linkedCacheControl(forVersion: nil))
     }

@@ -94,11 +94,11 @@ extension TextLayout {
       if glyph == emptyGlyph { continue }
       if glyph & unknownGlyphFlag != 0 || glyph == 0 {
         missingCount += 1
-        let scalar =
+        let character =
           glyph & unknownGlyphFlag != 0
           ? Unicode.Scalar(glyph & ~unknownGlyphFlag)
           : scalar(at: start + Int(glyphs.pointee.log_clusters[index]), in: bytes)
-        if let scalar, !missingScalars.contains(scalar) { missingScalars.append(scalar) }
+        if let character, !missingScalars.contains(character) { missingScalars.append(character) }
       } else if glyph == dottedCircleGlyph {
         circles += 1
       }
