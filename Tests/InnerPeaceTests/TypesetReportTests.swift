@@ -9,7 +9,7 @@ import Testing
 @Suite struct TypesetReportTests {
   static let small = Preset.custom(try! CanvasSize(width: 480, height: 320))
 
-  static func report(_ text: String, author: String = "", preset: Preset = small) throws -> TypesetReport {
+  static func reported(_ text: String, author: String = "", preset: Preset = small) throws -> TypesetReport {
     let card = try Fixtures.renderer.render(
       CardRequest(preset: preset, quote: .text(text, author: author), seed: 1, includesReport: true))
     return try #require(card.report, "a request with includesReport has a report")
@@ -19,7 +19,7 @@ import Testing
   /// runs together hold every visible character of the text; the lines are the fitter's.
   @Test func mixedScriptsAreReportedRunByRun() throws {
     let text = "Peace is here. שלום עולם 静かな心で生きる。"
-    let report = try report(text, author: "Anon")
+    let report = try Self.reported(text, author: "Anon")
     #expect(report.width == 480 && report.height == 320 && report.preset == "480x320")
     let fitted = try Fixtures.renderer.fitText(text, author: "Anon", preset: Self.small)
     #expect(report.lines == fitted.lines)
@@ -67,7 +67,7 @@ import Testing
 
   /// Tofu is counted per run, with the characters that lack a font.
   @Test func missingGlyphsAreNamed() throws {
-    let report = try report("Calm \u{E000}", author: "A \u{0378}")
+    let report = try Self.reported("Calm \u{E000}", author: "A \u{0378}")
     #expect(report.missingGlyphs == 2, "\(report.runs)")
     let quote = report.runs.filter { $0.part == .quote && $0.missing.count > 0 }
     #expect(quote.map(\.missing.characters) == [["\u{E000}"]])
@@ -79,10 +79,10 @@ import Testing
   /// A vowel sign with no consonant before it is drawn on a dotted circle the text does not
   /// hold; one the text does hold is not counted.
   @Test func insertedDottedCirclesAreCounted() throws {
-    let broken = try report("Calm \u{0BBF}")
+    let broken = try Self.reported("Calm \u{0BBF}")
     #expect(broken.dottedCircles == 1, "\(broken.runs)")
     #expect(broken.runs.first { $0.text.contains("\u{0BBF}") }?.dottedCircles == 1)
-    let written = try report("Calm \u{25CC} here")
+    let written = try Self.reported("Calm \u{25CC} here")
     #expect(written.dottedCircles == 0, "\(written.runs)")
   }
 
@@ -115,7 +115,7 @@ import Testing
 
   /// The JSON: sorted keys, the style's hyphenated name, and it reads back equal.
   @Test func jsonRoundTrips() throws {
-    let report = try report("Peace \u{E000}", author: "Me")
+    let report = try Self.reported("Peace \u{E000}", author: "Me")
     let json = String(decoding: report.json, as: UTF8.self)
     #expect(json.hasSuffix("}\n"))
     #expect(json.contains("\"authorLines\" : [") && json.contains("\"fontFile\" : \"/"))
@@ -127,7 +127,7 @@ import Testing
   /// An ellipsized text reports its ellipsis as a run of its own, and `truncated`.
   @Test func truncatedTextReportsItsEllipsis() throws {
     let text = String(repeating: "Stillness speaks in every breath we take. ", count: 60)
-    let report = try report(text, preset: .custom(try CanvasSize(width: 200, height: 200)))
+    let report = try Self.reported(text, preset: .custom(try CanvasSize(width: 200, height: 200)))
     #expect(report.truncated)
     #expect(report.runs.contains { $0.text == "\u{2026}" }, "\(report.runs.suffix(3))")
   }

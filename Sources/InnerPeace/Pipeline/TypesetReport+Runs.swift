@@ -111,7 +111,7 @@ extension TextLayout {
       family: family, style: style,
       missing: .init(
         count: missingCount, characters: missingScalars.map { String($0) },
-        codePoints: missingScalars.map { "U+" + String(format4: $0.value) }),
+        codePoints: missingScalars.map { "U+" + hexDigits($0.value) }),
       dottedCircles: max(0, circles - circlesInText))
   }
 
@@ -132,10 +132,8 @@ extension TextLayout {
   }
 }
 
-extension String {
-  /// A code point as at least four upper-case hexadecimal digits.
-  fileprivate init(format4 value: UInt32) {
-    let hex = String(value, radix: 16, uppercased: true)
-    self = String(repeating: "0", count: max(0, 4 - hex.count)) + hex
-  }
+/// A code point as at least four upper-case hexadecimal digits.
+private func hexDigits(_ value: UInt32) -> String {
+  let hex = String(value, radix: 16, uppercase: true)
+  return String(repeating: "0", count: max(0, 4 - hex.count)) + hex
 }
