@@ -79,7 +79,7 @@ final class RecordingRenderer: CardRendering {
       expectError(try await client.get("/card.json?text=%01"), status: 400, parameter: "text")
       let long = String(repeating: "a", count: Limits.maximumTextCharacters + 1)
       expectError(try await client.get("/card.json?text=\(long)"), status: 413, parameter: "text")
-      expectError(try await client.get("/cards/0.json?picture=nope.jpg"), status: 400, parameter: "picture")
+      expectError(try await client.get("/cards/0.json?picture=nope.jpg"), status: 404, parameter: "picture")
       expectError(try await client.get("/cards/0.json?align=up"), status: 400, parameter: "align")
       expectError(try await client.get("/cards/999999.json"), status: 404)
       #expect(try await client.get("/cards/x.json").status == 404)

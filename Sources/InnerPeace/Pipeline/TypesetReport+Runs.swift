@@ -51,9 +51,9 @@ extension TextLayout {
     let end = max(start, min(start + Int(item.pointee.length), bytes.count))
     let isEllipsis = analysis.flags & ellipsisFlag != 0
     let rawText = isEllipsis ? "\u{2026}" : String(decoding: bytes[start..<end], as: UTF8.self)
-    let text = String(
-      String.UnicodeScalarView(rawText.unicodeScalars.filter { !["\u{2028}", "\u{2029}"].contains($0) }))
-    guard !TypesetReport.visible(text).isEmpty else { return nil }
+    let text = TypesetReport.visible(
+      String(String.UnicodeScalarView(rawText.unicodeScalars.filter { !["\u{2028}", "\u{2029}"].contains($0) })))
+    guard !text.isEmpty else { return nil }
 
     var file = ""
     var family = ""
@@ -107,12 +107,20 @@ extension TextLayout {
 
     return TypesetReport.Run(
       part: part, line: line, text: text, script: isoCode(of: analysis.script),
-      language: analysis.language.map { String(cString: pango_language_to_string($0)) }, fontFile: file,
+      language: language(analysis.language), fontFile: file,
       family: family, style: style,
       missing: .init(
         count: missingCount, characters: missingScalars.map { String($0) },
         codePoints: missingScalars.map { "U+" + hexDigits($0.value) }),
       dottedCircles: max(0, circles - circlesInText))
+  }
+
+  /// The run's language tag; `nil` for none (Pango's "c", the C locale's, which it gives a run
+  /// with no language in a process without a locale).
+  private static func language(_ language: OpaquePointer?) -> String? {
+    guard let language, let tag = pango_language_to_string(language) else { return nil }
+    let text = String(cString: tag)
+    return text == "c" || text == "posix" ? nil : text
   }
 
   /// The scalar whose UTF-8 starts at `offset`, if one does.
