@@ -144,6 +144,26 @@ final class RecordingRenderer: CardRendering {
   }
 }
 
+extension ReportWireTests {
+  /// The largest report a text within the limits makes (a run per character: 5,000 characters
+  /// alternating Latin and Hebrew, on a canvas wide enough to set them all) fits in a frame header.
+  @Test func theLargestReportFitsInAFrame() throws {
+    let text = String(repeating: "a\u{05D0}", count: Limits.maximumTextCharacters / 2)
+    let card = try realRenderer().render(
+      CardRequest(
+        preset: .custom(try CanvasSize(width: 4096, height: 200)), quote: .text(text, author: nil), seed: 1,
+        format: .jpeg, includesReport: true))
+    let report = try #require(card.report)
+    #expect(report.runs.count >= 4_000, "\(report.runs.count) runs: the text was cut short")
+    let facts = WorkerWire.encodeFacts(card)
+    #expect(facts.count > 1 << 20, "the case this guards: more than the old 1 MiB limit")
+    #expect(facts.count <= WorkerWire.maximumHeaderLength)
+    #expect(try WorkerWire.decodeCard(facts: facts, bytes: card.bytes).report == report)
+    let prefix = WorkerWire.prefix(.card, headerLength: facts.count, bodyLength: card.bytes.count)
+    #expect(throws: Never.self) { try WorkerWire.parsePrefix(prefix) }
+  }
+}
+
 /// `innerpeace serve`, whose renders run in worker processes: the report crosses the wire.
 @Suite struct ReportThroughWorkersTests {
   @Test(.timeLimit(.minutes(1)))
