@@ -8,6 +8,7 @@
 //   innerpeace-bench worst [--runs N] [--only NAME] [--canvas WxH ...] [--straight false]
 //                                              CPU seconds of the costliest texts at the extreme
 //                                              canvases (markdown)
+//   innerpeace-bench report [--runs N]         a warm og card with and without its typeset report
 //
 // Build it in release mode for meaningful numbers: swift build -c release --product innerpeace-bench
 internal import CInnerPeace
@@ -318,10 +319,19 @@ do {
     try lines(Array(arguments.dropFirst()))
   case "worst":
     try worst(Array(arguments.dropFirst()))
+  case "report":
+    var runs = 30
+    if let index = arguments.firstIndex(of: "--runs"), index + 1 < arguments.count,
+      let value = Int(arguments[index + 1])
+    {
+      runs = max(1, value)
+    }
+    try reportBench(runs: runs)
   default:
     fail(
       "usage: innerpeace-bench stages [--runs N] | colour [--runs N] | peer BG QUOTE AUTHOR W H OUT.png"
-        + " | lines [--preset P ...] [--catalog DIR] | worst [--runs N] [--only NAME] [--canvas WxH ...]")
+        + " | lines [--preset P ...] [--catalog DIR] | worst [--runs N] [--only NAME] [--canvas WxH ...]"
+        + " | report [--runs N]")
   }
 } catch {
   fail("\(error)")

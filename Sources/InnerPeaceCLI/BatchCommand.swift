@@ -18,7 +18,8 @@ struct BatchCommand: ParsableCommand {
       Files are named 0042-og.png (quote index, preset). Each is written to a temporary file in \
       the folder, flushed to disk and renamed, so a file under its final name is always whole. A \
       manifest (manifest.json) lists every image with its quote, share message, picture, preset, \
-      size and SHA-256, and index.html shows them as a gallery.
+      size and SHA-256 (with --report also what was set, as render --report writes it), and \
+      index.html shows them as a gallery.
 
       After an interruption, run the same command with --resume: files already there are kept \
       (not rendered again) and the manifest is written complete.
@@ -88,6 +89,13 @@ struct BatchCommand: ParsableCommand {
   @Flag(name: [.short, .long], help: "No progress output; only errors and the summary line.")
   var quiet = false
 
+  @Flag(
+    help: """
+      Give each manifest entry its card's report: lines as set, and per run script, language, font \
+      file, style, missing glyphs and dotted circles (as render --report writes it).
+      """)
+  var report = false
+
   func validate() throws {
     if let jobs, !(1...Self.maximumJobs).contains(jobs) {
       throw ValidationError("--jobs \(jobs) must be from 1 to \(Self.maximumJobs)")
@@ -143,7 +151,7 @@ struct BatchCommand: ParsableCommand {
       // A full disk: every card will fail too, and the summary will say so.
       warn("innerpeace: error: \(error)")
     }
-    // This renderer only answers which glyphs a kept card lacks; the workers render.
+    // This renderer only answers which glyphs a kept card lacks (and its report); the workers render.
     let renderer = try CardRenderer(catalog: catalog, backgroundCacheBytes: 0)
     let recorded = resume ? try folder.recordedChecksums() : [:]
     let workers = min(jobs ?? min(Self.maximumJobs, ProcessInfo.processInfo.activeProcessorCount), plan.items.count)
@@ -163,7 +171,7 @@ struct BatchCommand: ParsableCommand {
     let progress = BatchProgress(total: plan.items.count, quiet: quiet)
     let runner = BatchRunner(
       plan: plan, renderer: renderer, isolated: isolated, folder: folder, recorded: recorded, resume: resume,
-      jobs: max(1, workers), progress: progress)
+      jobs: max(1, workers), progress: progress, reports: report)
     let outcome = runner.run()
     progress.finish(outcome)
     for failure in outcome.failures.prefix(10) { warn("innerpeace: error: \(failure.file): \(failure.reason)") }

@@ -209,7 +209,7 @@ struct BatchFolder: Sendable {
   /// each atomically, then flushes the folder itself so the renames are on disk.
   func writeManifest(outcome: BatchOutcome, plan: BatchPlan, catalog: Catalog, seed: UInt64) throws {
     let images: [[String: Any]] = outcome.entries.map { entry in
-      [
+      var image: [String: Any] = [
         "quoteIndex": entry.item.quoteIndex, "text": entry.quote.text, "author": entry.quote.author,
         "shareMessage": entry.quote.shareMessage, "picture": entry.item.picture,
         "preset": entry.item.preset.description,
@@ -217,6 +217,11 @@ struct BatchFolder: Sendable {
         "format": entry.item.format.rawValue, "file": entry.item.fileName, "sha256": entry.sha256,
         "missingGlyphs": entry.missingGlyphs,
       ]
+      // The report's own JSON, read back as an object, so the manifest sorts and indents it too.
+      if let report = entry.report, let object = try? JSONSerialization.jsonObject(with: Data(report.json)) {
+        image["report"] = object
+      }
+      return image
     }
     let manifest: [String: Any] = [
       "generator": "innerpeace \(InnerPeaceVersion.current)", "seed": String(seed), "shard": shard.description,

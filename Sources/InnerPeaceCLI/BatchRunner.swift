@@ -17,6 +17,8 @@ struct ManifestEntry: Sendable {
   let sha256: String
   /// Glyphs no font could draw (tofu).
   let missingGlyphs: Int
+  /// What the card set, with `--report`.
+  var report: TypesetReport? = nil
 }
 
 /// One image that could not be made.
@@ -46,6 +48,8 @@ final class BatchRunner: Sendable {
   let resume: Bool
   let jobs: Int
   let progress: BatchProgress
+  /// Whether each entry carries its card's report.
+  let reports: Bool
   private let next = Mutex(0)
   private let outcome = Mutex(BatchOutcome())
   /// With `resume`, the checksums earlier runs recorded, which a kept file must match.
@@ -53,8 +57,9 @@ final class BatchRunner: Sendable {
 
   init(
     plan: BatchPlan, renderer: CardRenderer, isolated: IsolatedRenderer, folder: BatchFolder,
-    recorded: [String: String], resume: Bool, jobs: Int, progress: BatchProgress
+    recorded: [String: String], resume: Bool, jobs: Int, progress: BatchProgress, reports: Bool = false
   ) {
+    self.reports = reports
     self.plan = plan
     self.renderer = renderer
     self.isolated = isolated
@@ -107,7 +112,11 @@ final class BatchRunner: Sendable {
         record(
           ManifestEntry(
             item: item, quote: quote, width: size.width, height: size.height, sha256: checksum,
-            missingGlyphs: renderer.missingGlyphs(text: quote.text, author: plan.showsAuthor ? quote.author : "")),
+            missingGlyphs: renderer.missingGlyphs(text: quote.text, author: plan.showsAuthor ? quote.author : ""),
+            // A kept card's report comes from the fit alone, which sets the text as its render did.
+            report: reports
+              ? renderer.typesetReport(
+                quote: quote, showsAuthor: plan.showsAuthor, preset: item.preset, alignment: plan.alignment) : nil),
           skipped: true)
         continue
       }
@@ -115,7 +124,7 @@ final class BatchRunner: Sendable {
         let card = try isolated.render(
           CardRequest(
             preset: item.preset, quote: .index(item.quoteIndex), picture: .named(item.picture), seed: 0,
-            format: item.format, showsAuthor: plan.showsAuthor, alignment: plan.alignment)
+            format: item.format, showsAuthor: plan.showsAuthor, alignment: plan.alignment, includesReport: reports)
         ).get()
         let checksum = SHA256.hash(data: card.bytes).hex
         try folder.journal(checksum: checksum, file: item.fileName)
@@ -123,7 +132,7 @@ final class BatchRunner: Sendable {
         record(
           ManifestEntry(
             item: item, quote: quote, width: size.width, height: size.height, sha256: checksum,
-            missingGlyphs: card.missingGlyphs),
+            missingGlyphs: card.missingGlyphs, report: card.report),
           skipped: false)
       } catch let error as InnerPeaceError {
         fail(BatchFailure(file: item.fileName, reason: error.description))

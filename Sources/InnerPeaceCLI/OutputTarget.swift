@@ -28,13 +28,14 @@ struct OutputTarget {
   }
 
   /// Checks, before any rendering, that the output can be written.
-  init(path: String) throws {
+  /// - Parameter option: the option that names the path, for the message when it is empty.
+  init(path: String, option: String = "--out") throws {
     self.path = path
     guard path != "-" else {
       destination = .standardOutput
       return
     }
-    guard !path.isEmpty else { throw CommandLineError.usage("--out is empty") }
+    guard !path.isEmpty else { throw CommandLineError.usage("\(option) is empty") }
     let resolved = try Self.followingLinks(path)
     var info = stat()
     if lstat(resolved, &info) == 0 {
@@ -82,6 +83,22 @@ struct OutputTarget {
       current = target.hasPrefix("/") ? target : directory(of: current) + "/" + target
     }
     throw CommandLineError.cannotWrite("cannot write '\(path)': \(String(cString: strerror(ELOOP)))")
+  }
+
+  /// Whether this and `other` name the same file (after following links), so that writing both
+  /// would leave only the last.
+  func isSameFile(as other: OutputTarget) -> Bool {
+    switch (destination, other.destination) {
+    case (.standardOutput, .standardOutput): return true
+    case (.file(let one), .file(let two)):
+      var first = stat()
+      var second = stat()
+      if stat(one, &first) == 0, stat(two, &second) == 0 {
+        return first.st_dev == second.st_dev && first.st_ino == second.st_ino
+      }
+      return (one as NSString).standardizingPath == (two as NSString).standardizingPath
+    default: return false
+    }
   }
 
   /// Writes the bytes. A failure on stdout is a ``StandardStreams/Failure`` (exit status 74).

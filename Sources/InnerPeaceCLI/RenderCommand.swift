@@ -72,6 +72,13 @@ struct RenderCommand: ParsableCommand {
   @Flag(name: [.short, .long], help: "Describe the card on stderr: quote, picture, size and font size.")
   var verbose = false
 
+  @Option(
+    help: ArgumentHelp(
+      "Also write what was set as JSON: size, lines, and per run script, language, font file, style, missing glyphs "
+        + "and dotted circles; '-' writes it to stderr, after any warnings.",
+      valueName: "path"))
+  var report: String?
+
   /// The rules across options, checked before anything is read or written.
   func validate() throws {
     if preset != nil && size != nil { throw ValidationError("use either --preset or --size, not both") }
@@ -90,10 +97,17 @@ struct RenderCommand: ParsableCommand {
   func run() throws {
     let request = try makeRequest()
     let output = try OutputTarget(path: out)
+    // Checked with the image's path, before anything is rendered or written.
+    var reportOutput: OutputTarget? = nil
+    if let report, report != "-" { reportOutput = try OutputTarget(path: report, option: "--report") }
+    if let reportOutput, reportOutput.isSameFile(as: output) {
+      throw CommandLineError.usage("--report and --out name the same file '\(reportOutput.path)': give each its own")
+    }
     let catalog = try catalog.load()
     let renderer = try CardRenderer(catalog: catalog, backgroundCacheBytes: 0)
     let card = try renderer.render(request)
     try output.write(card.bytes)
+    if let typeset = card.report, let reportOutput { try reportOutput.write(typeset.json) }
     if card.missingGlyphs > 0 {
       warn(
         "warning: \(card.missingGlyphs) glyph(s) of the text have no font installed that can draw them "
@@ -109,6 +123,10 @@ struct RenderCommand: ParsableCommand {
       warn(
         "\(out == "-" ? "stdout" : out): \(request.preset) \(card.size) \(card.format.rawValue), \(card.bytes.count) bytes, "
           + "\(quoteLabel), picture \(card.picture ?? "none"), \(card.fontSize) px, seed \(request.seed)")
+    }
+    // Last on stderr, after the warnings and the description.
+    if report == "-", let typeset = card.report {
+      StandardStreams.writeError(String(decoding: typeset.json, as: UTF8.self))
     }
   }
 
@@ -134,6 +152,6 @@ struct RenderCommand: ParsableCommand {
       preset: size.map { .custom($0) } ?? preset ?? .og, quote: quoteChoice,
       picture: picture.map { .named($0) } ?? .random,
       seed: seed.value(), format: try format, showsAuthor: !card.noAuthor, alignment: card.align,
-      transparent: transparent, typographicPunctuation: !straightQuotes)
+      transparent: transparent, typographicPunctuation: !straightQuotes, includesReport: report != nil)
   }
 }

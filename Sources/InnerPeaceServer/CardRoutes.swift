@@ -65,6 +65,55 @@ struct CardRoutes<Renderer: CardRendering> {
 
   /// `/card.png?text=&author=`: any text, within ``InnerPeace/Limits``.
   func custom(_ request: Request, _ query: QueryParameters, pathFormat: String?) async throws -> Response {
+    let (cardRequest, options, key) = try customCardRequest(request, query, pathFormat: pathFormat)
+    let etag = service.etag(for: key)
+    let cacheControl = "public, max-age=86400"
+    if let notModified = Revalidation.notModified(request, etag: etag, cacheControl: cacheControl) {
+      return notModified
+    }
+    let card = try await service.card(for: cardRequest, key: key)
+    var headers = cardHeaders(card, options: options)
+    headers[.cacheControl] = cacheControl
+    headers[.eTag] = etag
+    return response(card, headers: headers)
+  }
+
+  /// `/card.json?text=&author=`: the ``InnerPeace/TypesetReport`` of the card `/card.png` draws
+  /// for the same query (its image is rendered in a worker, as any card, but not sent or kept).
+  func customReport(_ request: Request, _ query: QueryParameters) async throws -> Response {
+    // The format does not change what is set; the query cannot name one.
+    let (imageRequest, _, key) = try customCardRequest(request, query, pathFormat: "png")
+    var cardRequest = imageRequest
+    cardRequest.includesReport = true
+    return try await report(request, cardRequest, key: "report|\(key)", cacheControl: "public, max-age=86400")
+  }
+
+  /// `/cards/{quote}.json?picture=&preset=`: the ``InnerPeace/TypesetReport`` of the catalog card
+  /// `/cards/{quote}.png` draws for the same query.
+  func stableReport(_ request: Request, _ query: QueryParameters, quote: String) async throws -> Response {
+    guard let index = Int(quote), String(index) == quote else {
+      throw ServiceError(.notFound, parameter: "quote", "no such card: use /cards/{quote}.json")
+    }
+    let options = try CardOptions(query: query, pathFormat: "png", accept: nil)
+    guard service.catalog.quotes.indices.contains(index) else {
+      throw ServiceError.from(.quoteIndexOutOfRange(index: index, count: service.catalog.quotes.count))
+    }
+    let picture = try pictureParameter(query) ?? service.catalog.pictures[index % service.catalog.pictures.count]
+    let cardRequest = CardRequest(
+      preset: options.preset, quote: .index(index), picture: .named(picture), seed: 0, format: options.format,
+      showsAuthor: options.showsAuthor, alignment: options.alignment, includesReport: true)
+    return try await report(
+      request, cardRequest, key: "report|\(catalogKey(quote: index, picture: picture, options: options))",
+      cacheControl: service.links.linkedCacheControl(forVersion: query["v"]))
+  }
+
+  // MARK: Helpers
+
+  /// The request, options and cache key of `/card.{format}` (and `/card.json`), checked as the
+  /// renderer checks them.
+  private func customCardRequest(_ request: Request, _ query: QueryParameters, pathFormat: String?) throws -> (
+    CardRequest, CardOptions, String
+  ) {
     // Here `author` is the author's name, not the on/off switch of the other endpoints.
     let options = try CardOptions(
       query: query, pathFormat: pathFormat, accept: request.headers[.accept], authorIsSwitch: false)
@@ -89,16 +138,28 @@ struct CardRoutes<Renderer: CardRendering> {
     // Percent-encoded parts cannot contain the separator, so different texts never share a key.
     let key =
       "text|\(options.key)|\(straightQuotes ? "straight" : "typographic")|\(picture ?? "-")|\(percentEncoded(author))|\(percentEncoded(text))"
+    return (cardRequest, options, key)
+  }
+
+  /// A report's answer: revalidated by its tag, rendered (or found in the cache) under `key`.
+  private func report(_ request: Request, _ cardRequest: CardRequest, key: String, cacheControl: String) async throws
+    -> Response
+  {
     let etag = service.etag(for: key)
-    let cacheControl = "public, max-age=86400"
     if let notModified = Revalidation.notModified(request, etag: etag, cacheControl: cacheControl) {
       return notModified
     }
     let card = try await service.card(for: cardRequest, key: key)
-    var headers = cardHeaders(card, options: options)
-    headers[.cacheControl] = cacheControl
-    headers[.eTag] = etag
-    return response(card, headers: headers)
+    guard let body = card.report else {
+      throw ServiceError(.internalServerError, "the card's report could not be made")
+    }
+    return Response(
+      status: .ok,
+      headers: [
+        .contentType: "application/json; charset=utf-8", .contentLength: String(body.readableBytes),
+        .cacheControl: cacheControl, .eTag: etag,
+      ],
+      body: .init(byteBuffer: body))
   }
 
   /// `/today.png` (or `/today`): the quote of the day, the same for everyone on a date in the
@@ -124,8 +185,6 @@ struct CardRoutes<Renderer: CardRendering> {
       service.links.cardPath(quote: day.quoteIndex, picture: day.picture, options: options), for: request)
     return response(card, headers: headers)
   }
-
-  // MARK: Helpers
 
   private func pictureParameter(_ query: QueryParameters) throws -> String? {
     guard let name = query["picture"] else { return nil }

@@ -141,9 +141,19 @@ struct ServedCard: Sendable {
   /// Glyphs no font could draw (tofu).
   let missingGlyphs: Int
   let shareMessage: String
+  /// The card's report as the debug endpoints send it (pretty JSON, sorted keys): only for a
+  /// request that asked for one, which keeps this and not the image.
+  let report: ByteBuffer?
 
   init(_ card: RenderedCard) {
-    body = ByteBuffer(bytes: card.bytes)
+    if let report = card.report {
+      // A report's request wants the report, not the image: the cache holds only what is sent.
+      body = ByteBuffer()
+      self.report = ByteBuffer(bytes: report.json)
+    } else {
+      body = ByteBuffer(bytes: card.bytes)
+      self.report = nil
+    }
     format = card.format
     quoteIndex = card.quoteIndex
     picture = card.picture
@@ -153,5 +163,5 @@ struct ServedCard: Sendable {
     shareMessage = card.shareMessage
   }
 
-  var byteCount: Int { body.readableBytes }
+  var byteCount: Int { body.readableBytes + (report?.readableBytes ?? 0) }
 }

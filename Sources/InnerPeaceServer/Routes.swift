@@ -11,7 +11,7 @@ enum Routes {
   enum Operation: String, CaseIterable, Sendable {
     case randomCard, randomCardNegotiated, catalogCard, catalogCardNegotiated, customCard, todayCard
     case todayCardNegotiated, listQuotes, getQuote, health, metrics, openAPI, page, todayPage, quotePage
-    case faviconSVG, faviconICO, calendar, feed
+    case faviconSVG, faviconICO, calendar, feed, customCardReport, catalogCardReport
   }
 
   /// What an endpoint answers.
@@ -148,6 +148,10 @@ enum Routes {
   /// across the service (`v`, the content version; `signature`, for signed URLs).
   static let imageQuery: Set<String> = ["preset", "w", "h", "format", "align", "quality", "v", "signature"]
 
+  /// Query parameters the report endpoints take: the image endpoints' but the format and quality,
+  /// which change the image and not what is set.
+  static let reportQuery: Set<String> = imageQuery.subtracting(["format", "quality"])
+
   /// The whole service.
   static let all: [Route] = [
     Route(
@@ -191,6 +195,13 @@ enum Routes {
       .calendar, "/calendar.ics", .text, query: [], example: "/calendar.ics",
       answers: "the quote of the day as an iCalendar feed of daily reminders"),
     Route(.feed, "/feed.xml", .text, query: [], example: "/feed.xml", answers: "the quote of the day as an Atom feed"),
+    Route(
+      .catalogCardReport, "/cards/{quote}.json", .json, query: reportQuery.union(["author", "picture"]),
+      example: "/cards/0.json", answers: "what one catalog quote's card sets: lines, runs, fonts (a debug report)"),
+    Route(
+      .customCardReport, "/card.json", .json,
+      query: reportQuery.union(["text", "author", "picture", "straightQuotes"]),
+      example: "/card.json?text=hi", answers: "what the card for any text sets: lines, runs, fonts (a debug report)"),
   ]
 
   /// The route serving `path` and its path parameters, if any.
@@ -210,6 +221,9 @@ enum Routes {
     guard configuration.urlSigner != nil else { return false }
     switch route.kind {
     case .image, .negotiatedImage: return route.operation == .customCard || configuration.signsAllImages
+    // A report renders its card: signed as that card is.
+    case .json where route.operation == .customCardReport: return true
+    case .json where route.operation == .catalogCardReport: return configuration.signsAllImages
     case .json, .text: return false
     }
   }
@@ -286,6 +300,8 @@ struct ServiceRoutes<Renderer: CardRendering> {
         case .catalogCard, .catalogCardNegotiated:
           return try await cards.stable(request, query, quote: parameters["quote"] ?? "", pathFormat: format)
         case .customCard: return try await cards.custom(request, query, pathFormat: format)
+        case .customCardReport: return try await cards.customReport(request, query)
+        case .catalogCardReport: return try await cards.stableReport(request, query, quote: parameters["quote"] ?? "")
         case .todayCard, .todayCardNegotiated: return try await cards.today(request, query, pathFormat: format)
         case .listQuotes: return try await info.quotes(request, query)
         case .getQuote: return try info.quote(parameters["index"] ?? "", request)

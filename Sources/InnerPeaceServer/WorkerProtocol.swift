@@ -1,3 +1,4 @@
+import Foundation
 import InnerPeace
 
 /// The wire format between the server and its render worker processes (see ``RenderWorker``).
@@ -10,8 +11,10 @@ enum WorkerWire {
   static let magic: [UInt8] = [0x49, 0x50, 0x57, 1]
   /// Magic, kind, header length, body length.
   static let prefixLength = 13
-  /// Far above any real header (a request carries at most 20 KB of text).
-  static let maximumHeaderLength = 1 << 20
+  /// Far above any real header: a request carries at most 20 KB of text, and a card's typeset
+  /// report (when asked for) at most a run per character, about 1.4 MB of JSON for 5,000
+  /// characters that alternate between two scripts on one line each (``ReportWireTests``).
+  static let maximumHeaderLength = 8 << 20
   /// Far above the largest card (a 4096 x 4096 PNG that does not compress: about 64 MiB).
   static let maximumBodyLength = 256 << 20
 
@@ -82,6 +85,7 @@ enum WorkerWire {
     writer.bool(request.transparent)
     writer.bool(request.typographicPunctuation)
     writer.int(request.quality ?? 0)
+    writer.bool(request.includesReport)
     return writer.bytes
   }
 
@@ -110,11 +114,12 @@ enum WorkerWire {
     let transparent = try reader.bool()
     let typographicPunctuation = try reader.bool()
     let quality = try reader.int()
+    let includesReport = try reader.bool()
     try reader.expectEnd()
     return CardRequest(
       preset: preset, quote: quote, picture: picture, seed: seed, format: format, showsAuthor: showsAuthor,
       alignment: alignment, transparent: transparent, typographicPunctuation: typographicPunctuation,
-      quality: quality == 0 ? nil : quality)
+      quality: quality == 0 ? nil : quality, includesReport: includesReport)
   }
 
   // MARK: Cards
@@ -139,6 +144,8 @@ enum WorkerWire {
     for value in [timings.decode, timings.scale, timings.fit, timings.blur, timings.draw, timings.encode] {
       writer.u64(value.bitPattern)
     }
+    // The report, only when the request asked for one: an empty optional (five bytes) otherwise.
+    writer.optionalString(card.report.map(encodeReport))
     return writer.bytes
   }
 
@@ -165,11 +172,25 @@ enum WorkerWire {
     timings.blur = Double(bitPattern: try reader.u64())
     timings.draw = Double(bitPattern: try reader.u64())
     timings.encode = Double(bitPattern: try reader.u64())
+    var report: TypesetReport? = nil
+    if let text = try reader.optionalString() { report = try decodeReport(text) }
     try reader.expectEnd()
     return RenderedCard(
       bytes: bytes, format: format, size: size, quoteIndex: hasIndex ? index : nil, quote: quote, picture: picture,
       shareMessage: shareMessage, fontSize: fontSize, truncated: truncated, layoutPasses: passes, timings: timings,
-      missingGlyphs: missingGlyphs)
+      missingGlyphs: missingGlyphs, report: report)
+  }
+
+  /// A report as JSON text (it crosses the wire only when a request asked for it).
+  static func encodeReport(_ report: TypesetReport) -> String {
+    // Encoding plain strings, numbers and arrays cannot fail.
+    String(decoding: (try? JSONEncoder().encode(report)) ?? Data(), as: UTF8.self)
+  }
+
+  static func decodeReport(_ text: String) throws(WireError) -> TypesetReport {
+    do { return try JSONDecoder().decode(TypesetReport.self, from: Data(text.utf8)) } catch {
+      throw WireError("bad report")
+    }
   }
 
   // MARK: Errors

@@ -377,15 +377,17 @@ final class EmptyBytesRenderer: CardRendering {
 /// the pixels do not matter and real renders would only cost time.
 final class CannedRenderer: CardRendering {
   let base: CardRenderer
-  private let canned = NIOLockedValueBox<RenderedCard?>(nil)
+  /// One card without a report and one with (for the report endpoints).
+  private let canned = NIOLockedValueBox<[Bool: RenderedCard]>([:])
   init(base: CardRenderer) { self.base = base }
   var catalog: Catalog { base.catalog }
   func render(_ request: CardRequest) throws(InnerPeaceError) -> RenderedCard {
-    if let card = canned.withLockedValue({ $0 }) { return card }
+    if let card = canned.withLockedValue({ $0[request.includesReport] }) { return card }
     let card = try base.render(
-      CardRequest(preset: .custom(try CanvasSize(width: 200, height: 200)), quote: .index(0), picture: .random, seed: 1)
-    )
-    canned.withLockedValue { $0 = card }
+      CardRequest(
+        preset: .custom(try CanvasSize(width: 200, height: 200)), quote: .index(0), picture: .random, seed: 1,
+        includesReport: request.includesReport))
+    canned.withLockedValue { $0[request.includesReport] = card }
     return card
   }
 }

@@ -81,11 +81,15 @@ public struct CardRequest: Hashable, Sendable {
   /// JPEG or WebP quality, 1 (smallest) to 100; `nil` is the encoder's default
   /// (``ImageEncoding``: 90 for both). PNG is lossless and ignores it.
   public var quality: Int?
+  /// Also make the card's ``TypesetReport`` (``RenderedCard/report``). It never changes the
+  /// image; a render without it spends nothing on the report.
+  public var includesReport: Bool
 
   public init(
     preset: Preset = .og, quote: QuoteChoice = .random, picture: PictureChoice = .random, seed: UInt64,
     format: ImageFormat = .png, showsAuthor: Bool = true, alignment: TextAlignment = .natural,
-    transparent: Bool = false, typographicPunctuation: Bool = true, quality: Int? = nil
+    transparent: Bool = false, typographicPunctuation: Bool = true, quality: Int? = nil,
+    includesReport: Bool = false
   ) {
     self.preset = preset
     self.quote = quote
@@ -97,6 +101,7 @@ public struct CardRequest: Hashable, Sendable {
     self.transparent = transparent
     self.typographicPunctuation = typographicPunctuation
     self.quality = quality
+    self.includesReport = includesReport
   }
 
   /// Makes the checks that need no catalog, as the renderer makes them: custom text and author

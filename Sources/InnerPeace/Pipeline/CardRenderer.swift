@@ -74,6 +74,8 @@ public final class CardRenderer: Sendable {
       return fitter.fit(
         quote: quote.text, author: request.showsAuthor ? quote.author : "", context: context, family: FontSetup.family)
     }
+    // Read from the layouts as placed, before anything is drawn; only when asked.
+    let report = request.includesReport ? TypesetReport(fitted, preset: request.preset) : nil
 
     // Background: the photo scaled to cover the canvas (cached), cropped to keep its subject clear
     // of the text block, or transparent.
@@ -96,7 +98,8 @@ public final class CardRenderer: Sendable {
       bytes: bytes, format: request.format, size: geometry.canvas, quoteIndex: quoteIndex, quote: quote,
       picture: request.transparent ? nil : pictureName,
       shareMessage: quote.shareMessage, fontSize: fitted.quoteSize, truncated: fitted.truncated,
-      layoutPasses: fitted.passes, timings: clock.timings, missingGlyphs: fitted.missingGlyphs)
+      layoutPasses: fitted.passes, timings: clock.timings, missingGlyphs: fitted.missingGlyphs,
+      report: report)
   }
 
   /// The files of the fonts Pango picks for `text` on this thread, in order of use. Lets tests

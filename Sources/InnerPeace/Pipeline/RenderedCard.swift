@@ -20,6 +20,8 @@ public struct RenderedCard: Sendable {
   /// How many glyphs of the quote and author line no installed font could draw: each is drawn
   /// as a box ("tofu"). Zero for text every character of which has a face.
   public let missingGlyphs: Int
+  /// What was set, and how: only when the request asked for it (``CardRequest/includesReport``).
+  public let report: TypesetReport?
   /// Time spent in each stage of this render.
   public let timings: StageTimings
 
@@ -27,7 +29,7 @@ public struct RenderedCard: Sendable {
   public init(
     bytes: [UInt8], format: ImageFormat, size: CanvasSize, quoteIndex: Int?, quote: Quote, picture: String?,
     shareMessage: String, fontSize: Int, truncated: Bool, layoutPasses: Int, timings: StageTimings,
-    missingGlyphs: Int = 0
+    missingGlyphs: Int = 0, report: TypesetReport? = nil
   ) {
     self.bytes = bytes
     self.format = format
@@ -41,6 +43,7 @@ public struct RenderedCard: Sendable {
     self.layoutPasses = layoutPasses
     self.timings = timings
     self.missingGlyphs = missingGlyphs
+    self.report = report
   }
 
   /// A copy of `card` with other bytes, everything else the same: for tests that fake a faulty
@@ -49,7 +52,8 @@ public struct RenderedCard: Sendable {
     self.init(
       bytes: bytes, format: card.format, size: card.size, quoteIndex: card.quoteIndex, quote: card.quote,
       picture: card.picture, shareMessage: card.shareMessage, fontSize: card.fontSize, truncated: card.truncated,
-      layoutPasses: card.layoutPasses, timings: card.timings, missingGlyphs: card.missingGlyphs)
+      layoutPasses: card.layoutPasses, timings: card.timings, missingGlyphs: card.missingGlyphs,
+      report: card.report)
   }
 }
 
