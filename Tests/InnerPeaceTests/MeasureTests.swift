@@ -99,7 +99,8 @@ struct MeasureTests {
       let largest = try #require(fitted.largestFit, "quote \(index)")
       #expect(fitted.quoteSize <= largest, "quote \(index)")
       #expect(
-        fitted.quoteSize >= TextFitter.lowestSize(largestFit: largest, geometry: preset.geometry),
+        fitted.quoteSize
+          >= TextFitter.lowestSize(largestFit: largest, geometry: preset.geometry, verse: quote.text.contains("\n")),
         "quote \(index): \(fitted.quoteSize) px, largest fit \(largest) px")
       #expect(fitted.quoteSize >= preset.geometry.minimumSize)
     }

@@ -207,7 +207,9 @@ struct TextFitter {
     let start =
       isVerse || !geometry.aimsForMeasure
       ? largest
-      : sizeForMeasure(breaker, largestFit: largest, plan: { plan($0) }, mayFit: { mayFit($0, lines: $1) })
+      : sizeForMeasure(
+        breaker, largestFit: largest, plan: { plan($0, narrowedBy: Double($0) * TextFitter.measureMargin) },
+        mayFit: { mayFit($0, lines: $1) })
     guard let atSize = plan(start) else {
       measure.replaceQuote(original)
       return (largest, measure.measure(largest))
@@ -216,12 +218,15 @@ struct TextFitter {
     // bounds, a smaller size is tried for a paragraph that at least strands and cuts no word.
     let failedAtSize = !atSize.hasDefect
     if !atSize.hasDefect, let measured = apply(start, atSize) { return (start, measured) }
+    // How far the rules below may go: 70 % of the start size, or for verse as far as it may go
+    // to keep its lines whole.
+    let far = Int(
+      (Double(start) * (isVerse ? TextFitter.verseWholeShare : TextFitter.unstrandedSizeShare)).rounded(.up))
     if geometry.adjustsSizeForParagraph {
       // Largest first: a candidate with no flaw within a few percent, or one that strands and
-      // cuts no word within 70 % where the start size's own plan does; at most a few are set and
-      // measured.
+      // cuts no word within 70 % (verse: 50 %) where the start size's own plan does; at most a
+      // few are set and measured.
       let near = Int((Double(start) * TextFitter.smallerSizeShare).rounded(.up))
-      let far = Int((Double(start) * TextFitter.unstrandedSizeShare).rounded(.up))
       var tries = 0
       for candidate in geometry.candidateSizes where candidate < start && candidate >= far && tries < 8 {
         guard let result = plan(candidate) else { continue }
@@ -234,14 +239,15 @@ struct TextFitter {
       }
     }
     if atSize.hasDefect, let measured = apply(start, atSize) { return (start, measured) }
-    // The breaker's own breaks did not fit at the start size (a URL broken at its separators may take
-    // more lines than Pango's greedy wrap, which cuts words anywhere): the largest candidate
-    // within 70 % where they do, before falling back to the greedy wrap (`classic` keeps the
-    // app's size).
-    let far = Int((Double(start) * TextFitter.unstrandedSizeShare).rounded(.up))
+    // The breaker's own breaks did not fit at the start size (a URL broken at its separators may
+    // take more lines than Pango's greedy wrap, which cuts words anywhere; verse turnovers, a
+    // hanging indent narrower, may take more than the greedy wrap without it): the largest
+    // candidate within 70 % (verse: 50 %) where they do, before falling back to the greedy wrap.
+    // `classic` keeps the app's size, but for verse, whose turnovers hang with or without an
+    // author line.
     var tries = 0
     for candidate in geometry.candidateSizes
-    where geometry.adjustsSizeForParagraph && candidate < start && candidate >= far && tries < 6 {
+    where (geometry.adjustsSizeForParagraph || isVerse) && candidate < start && candidate >= far && tries < 6 {
       guard let result = plan(candidate), mayFit(candidate, lines: result.lineCount) else { continue }
       tries += 1
       if let measured = apply(candidate, result) { return (candidate, measured) }
@@ -256,9 +262,10 @@ struct TextFitter {
   /// the largest candidate, from the largest fit down to ``measureSizeShare`` of it, whose
   /// paragraph (as ``LineBreaker`` sets it there) has a median line of ``measure`` characters
   /// (its lower bound at least, and no more than its upper), where the predicted height fits.
-  /// Where no size in that range reaches the measure (a short quote that would need one line),
-  /// the largest whose median line is within 90 % of the longest any of them gives: a
-  /// two-line quote is set at the largest size that makes two lines, not at the range's floor.
+  /// Where no size in that range reaches the measure (a short quote that would need one line, a
+  /// long one whose largest fit is far too large), the largest size that sets it in as few lines
+  /// as any size in the range: a two-line quote is set at the largest size that makes two
+  /// lines, not at the range's floor.
   ///
   /// Each candidate costs one run of the breaker over the advances at the reference size, no
   /// layout; the size chosen is laid out and measured as any other.
@@ -266,35 +273,45 @@ struct TextFitter {
     _ breaker: LineBreaker, largestFit size: Int, plan: (Int) -> LineBreaker.Result?, mayFit: (Int, Int) -> Bool
   ) -> Int {
     let lowest = Int((Double(size) * TextFitter.measureSizeShare).rounded(.up))
-    var short: [(size: Int, median: Double)] = []
+    var fewest = (size: size, lines: Int.max)
     for candidate in geometry.candidateSizes where candidate <= size && candidate >= lowest {
       guard let result = plan(candidate), mayFit(candidate, result.lineCount) else { continue }
       let median = breaker.medianLineLength(breakingBefore: result.breaks)
       if median > TextFitter.measure.upperBound { continue }
       if median >= TextFitter.measure.lowerBound { return candidate }
-      short.append((candidate, median))
+      if result.lineCount < fewest.lines { fewest = (candidate, result.lineCount) }
     }
-    guard let longest = short.map(\.median).max() else { return size }
-    return short.first { $0.median >= longest * 0.9 }?.size ?? size
+    return fewest.size
   }
 
   /// The measure a prose paragraph aims for on a narrow card, in characters a line (an
   /// ideograph, kana or Hangul syllable counts two).
   static let measure = 20.0...35.0
+  /// How much narrower (in ems) the measure rule judges a size's paragraph than it is set: the
+  /// room letters that overhang their line box may take, so the paragraph still holds the
+  /// measure where it must be planned again a little narrower.
+  static let measureMargin = 0.05
   /// How far (a share of the largest fit) the measure rule may bring the size down.
-  static let measureSizeShare = 0.6
+  static let measureSizeShare = 0.5
   /// How far (a share of the largest fit) verse may come down to keep every line whole.
   static let verseWholeShare = 0.5
 
-  /// The smallest size the fitter may choose for a text whose largest fit is `largestFit`: the
-  /// smaller-size rule reaches ``unstrandedSizeShare`` of the size it starts from, which on a
-  /// narrow card may be the measure rule's (down to ``measureSizeShare``); verse kept whole
-  /// reaches ``verseWholeShare``. Never below the minimum legible size. `classic` keeps its size.
-  static func lowestSize(largestFit: Int, geometry: CardGeometry) -> Int {
-    guard geometry.adjustsSizeForParagraph else { return largestFit }
-    let start = Double(largestFit) * (geometry.aimsForMeasure ? measureSizeShare : 1)
-    let lowest = min(start * unstrandedSizeShare, Double(largestFit) * verseWholeShare)
-    return max(geometry.minimumSize, Int(lowest.rounded(.up)))
+  /// The smallest size the fitter may choose for a text whose largest fit is `largestFit`.
+  /// Prose: the smaller-size rule reaches ``unstrandedSizeShare`` of the size it starts from,
+  /// which on a narrow card may be the measure rule's (down to ``measureSizeShare`` of the
+  /// largest fit). Verse (`verse`): ``verseWholeShare``, to keep its lines whole or to set its
+  /// turnovers without a stranded word; on `classic` only to fit its hanging turnovers. `classic`
+  /// prose keeps the app's size. Never below the minimum legible size.
+  static func lowestSize(largestFit: Int, geometry: CardGeometry, verse: Bool) -> Int {
+    let share: Double
+    if verse {
+      share = verseWholeShare
+    } else if geometry.adjustsSizeForParagraph {
+      share = (geometry.aimsForMeasure ? measureSizeShare : 1) * unstrandedSizeShare
+    } else {
+      return largestFit
+    }
+    return max(geometry.minimumSize, Int((Double(largestFit) * share).rounded(.up)))
   }
 
   /// How far (a share of the fitted size) the smaller-size rule may go for a better paragraph.
