@@ -3,11 +3,13 @@
 
 Asks `innerpeace-bench lines` for every catalog quote's lines at og, square, story and classic
 (any build mode gives the same lines) and prints, per preset, over the prose quotes (verse, text
-holding its own line breaks, and truncated quotes left out): the median and 10th percentile of
-the characters on a line (white space at either end left out), the median of each quote's own
-median line, the median size against the largest fit, lines ending on a one-letter word ("a",
-"I"; a paragraph's last line is not counted), and wrapped paragraphs (verse lines included) whose
-first line holds one word.
+holding its own line breaks, and truncated quotes left out): each quote's characters a line (its
+characters, white space at either end of a line left out, over its lines), their median and
+10th percentile over the quotes (the issue's figures: story 12.6, square 16.3, og 23.6 before
+the measure rule), the median and 10th percentile over all lines pooled, the median size; and
+over every card, verse included: lines ending on a one-letter word ("a", "I"; a paragraph's last
+line is not counted), wrapped paragraphs (verse lines included) whose first line holds one word,
+and the layouts the fitter took (passes: total, and the most for one card).
 
     python3 scripts/measure.py --binary .build/debug/innerpeace-bench [--preset story ...] [--json lines.json]
 
@@ -59,7 +61,7 @@ def summary(fitted, preset):
     cards = [f for f in fitted if f["preset"] == preset]
     prose = [f for f in cards if not f["verse"] and not f["truncated"]]
     lengths = [len(line.strip()) for f in prose for line in f["lines"]]
-    per_quote = [statistics.median([len(line.strip()) for line in f["lines"]]) for f in prose]
+    per_quote = [sum(len(line.strip()) for line in f["lines"]) / len(f["lines"]) for f in prose]
     one_letter = first_word = 0
     for f in cards:
         for group in paragraphs(f["lines"], f["text"]):
@@ -68,8 +70,10 @@ def summary(fitted, preset):
     return {
         "preset": preset, "prose": len(prose), "lines": len(lengths),
         "median": statistics.median(lengths), "p10": percentile(lengths, 0.10),
-        "quote_median": statistics.median(per_quote), "one_letter_ends": one_letter, "one_word_first": first_word,
+        "quote_median": statistics.median(per_quote), "quote_p10": percentile(per_quote, 0.10),
+        "one_letter_ends": one_letter, "one_word_first": first_word,
         "sizes": statistics.median(f["size"] for f in prose),
+        "passes": sum(f.get("passes", 0) for f in cards), "most_passes": max(f.get("passes", 0) for f in cards),
     }
 
 
@@ -86,13 +90,15 @@ def main():
     else:
         command = [args.binary, "lines"] + [x for p in presets for x in ("--preset", p)]
         fitted = json.loads(subprocess.run(command, check=True, capture_output=True).stdout)
-    print("| preset | prose quotes | lines | characters a line, median | 10th percentile | median of each quote's "
-          "median | median size (px) | lines ending on a one-letter word | one-word first lines |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| preset | prose quotes | characters a line: median over quotes | 10th percentile | lines | median "
+          "over lines | 10th percentile | median size (px) | lines ending on a one-letter word | one-word first "
+          "lines | layouts (most for a card) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for preset in presets:
         s = summary(fitted, preset)
-        print(f"| {preset} | {s['prose']} | {s['lines']} | {s['median']:.1f} | {s['p10']} | {s['quote_median']:.1f} | "
-              f"{s['sizes']:g} | {s['one_letter_ends']} | {s['one_word_first']} |")
+        print(f"| {preset} | {s['prose']} | {s['quote_median']:.1f} | {s['quote_p10']:.1f} | {s['lines']} | "
+              f"{s['median']:.1f} | {s['p10']} | {s['sizes']:g} | {s['one_letter_ends']} | {s['one_word_first']} | "
+              f"{s['passes']} ({s['most_passes']}) |")
 
 
 if __name__ == "__main__":
