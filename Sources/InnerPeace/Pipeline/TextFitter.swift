@@ -262,10 +262,11 @@ struct TextFitter {
   /// the largest candidate, from the largest fit down to ``measureSizeShare`` of it, whose
   /// paragraph (as ``LineBreaker`` sets it there) has a median line of ``measure`` characters
   /// (its lower bound at least, and no more than its upper), where the predicted height fits.
-  /// Where no size in that range reaches the measure (a short quote that would need one line, a
+  /// A size that would set the quote on one line is never taken ("Work is love made visible."
+  /// stays two lines, large). Where no size in that range reaches the measure (a short quote, a
   /// long one whose largest fit is far too large), the largest size that sets it in as few lines
-  /// as any size in the range: a two-line quote is set at the largest size that makes two
-  /// lines, not at the range's floor.
+  /// as any size in the range: "I love a broad margin to my life." is set at the largest size
+  /// that makes two lines, not at the range's floor.
   ///
   /// Each candidate costs one run of the breaker over the advances at the reference size, no
   /// layout; the size chosen is laid out and measured as any other.
@@ -275,7 +276,9 @@ struct TextFitter {
     let lowest = Int((Double(size) * TextFitter.measureSizeShare).rounded(.up))
     var fewest = (size: size, lines: Int.max)
     for candidate in geometry.candidateSizes where candidate <= size && candidate >= lowest {
-      guard let result = plan(candidate), mayFit(candidate, result.lineCount) else { continue }
+      // A quote the largest fit sets in two lines or more is not brought down to one: a short
+      // quote reads best large, on two lines, and the measure is a paragraph's.
+      guard let result = plan(candidate), result.lineCount > 1, mayFit(candidate, result.lineCount) else { continue }
       let median = breaker.medianLineLength(breakingBefore: result.breaks)
       if median > TextFitter.measure.upperBound { continue }
       if median >= TextFitter.measure.lowerBound { return candidate }
