@@ -11,8 +11,11 @@ client rects). innerpeace's own lines are set in Chromium too, with explicit <br
 line width is measured by one engine.
 
 For each mode it counts, among paragraphs of two lines or more: paragraphs that end on one word,
-paragraphs whose last line is under a quarter of the longest line's width, and one-word lines
-inside the paragraph (any line but the last). Prints a markdown table per preset and overall.
+paragraphs whose last line is under a quarter of the longest line's width, one-word lines
+inside the paragraph (any line but the last), paragraphs whose first line holds one word, and
+lines (but the last) that end on a one-letter word ("a", "I"); and, over all lines, the median
+and 10th percentile of the characters a line holds. Prints a markdown table per preset and
+overall.
 
     python3 scripts/wrap-compare.py --binary .build/release/innerpeace-bench [--chromium chromium]
         [--preset og ...] [--json OUT.json] [--details]
@@ -195,6 +198,20 @@ def broken_words(text, lines):
     return broken
 
 
+def ends_on_one_letter(text):
+    """Whether a line of more than one word ends on a one-letter word ("a", "I")."""
+    tokens = text.split()
+    return len(tokens) > 1 and len(tokens[-1]) == 1 and tokens[-1].isalpha()
+
+
+def percentile(values, share):
+    """The nearest-rank percentile (share in 0...1); 0 for no values."""
+    ordered = sorted(values)
+    if not ordered:
+        return 0
+    return ordered[max(1, math.ceil(len(ordered) * share)) - 1]
+
+
 def score(lines, text):
     """The stranding figures for one paragraph's lines (each with text and width)."""
     multi = len(lines) >= 2
@@ -209,6 +226,9 @@ def score(lines, text):
         "inner_one_word": len(inner),
         "last_ratio": (last["width"] / longest) if multi and longest > 0 else 1.0,
         "broken_words": broken_words(text, lines),
+        "first_one_word": multi and word_count(lines[0]["text"]) == 1,
+        "one_letter_ends": sum(1 for line in lines[:-1] if ends_on_one_letter(line["text"])),
+        "lengths": [len(line["text"].strip()) for line in lines],
     }
 
 
@@ -236,8 +256,9 @@ def table(rows, title):
     """rows: {mode: [score, ...]} -> markdown lines."""
     out = [f"**{title}**", "",
            "| mode | paragraphs (2+ lines) | lines | ends on one word | last line < 1/4 of longest "
-           "| one-word inner lines (paragraphs) | words broken | median last/longest |",
-           "|---|---:|---:|---:|---:|---:|---:|---:|"]
+           "| one-word inner lines (paragraphs) | one-word first lines | lines ending on a one-letter word "
+           "| words broken | median last/longest | characters a line: median | 10th percentile |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for mode in MODES:
         scores = rows.get(mode, [])
         multi = [s for s in scores if s["multi"]]
@@ -245,10 +266,16 @@ def table(rows, title):
         median = ratios[len(ratios) // 2] if ratios else 0
         inner_lines = sum(s["inner_one_word"] for s in multi)
         inner_paragraphs = sum(1 for s in multi if s["inner_one_word"])
+        lengths = sorted(n for s in scores for n in s["lengths"])
+        middle = len(lengths) // 2
+        length_median = (0 if not lengths else lengths[middle] if len(lengths) % 2
+                         else (lengths[middle - 1] + lengths[middle]) / 2)
         out.append(
             f"| {mode} | {len(multi)} | {sum(s['lines'] for s in scores)} | "
             f"{sum(1 for s in multi if s['ends_one_word'])} | {sum(1 for s in multi if s['short_last'])} | "
-            f"{inner_lines} ({inner_paragraphs}) | {sum(s['broken_words'] for s in scores)} | {median:.2f} |")
+            f"{inner_lines} ({inner_paragraphs}) | {sum(1 for s in multi if s['first_one_word'])} | "
+            f"{sum(s['one_letter_ends'] for s in scores)} | {sum(s['broken_words'] for s in scores)} | {median:.2f} | "
+            f"{length_median:.1f} | {percentile(lengths, 0.10)} |")
     return out
 
 
@@ -324,7 +351,8 @@ def main():
         same_lines += ours == theirs
         for mode in MODES:
             s = score(modes[mode], fit["text"])
-            if s["ends_one_word"] or s["short_last"] or s["inner_one_word"] or s["broken_words"]:
+            if (s["ends_one_word"] or s["short_last"] or s["inner_one_word"] or s["broken_words"]
+                    or s["first_one_word"] or s["one_letter_ends"]):
                 width = fit["wrapWidth"] if mode == "innerpeace" else fit["chromiumWidth"]
                 details.append((mode, entry["key"], fit["size"], width, [l["text"] for l in modes[mode]]))
         if args.json:

@@ -141,6 +141,8 @@ struct FittedLines: Encodable {
   let verse: Bool
   let truncated: Bool
   let size: Int
+  /// How many times the fitter laid the text out to choose the size and lines.
+  let passes: Int
   /// The quote's wrap width at that size, in pixels (a balanced paragraph is wrapped narrower
   /// than the bounds allow).
   let wrapWidth: Double
@@ -180,7 +182,7 @@ func lines(_ arguments: [String]) throws {
       results.append(
         FittedLines(
           preset: preset.description, quote: number, verse: quote.text.contains("\n"), truncated: fit.truncated,
-          size: fit.fontSize, wrapWidth: (fit.wrapWidth * 1000).rounded(.down) / 1000,
+          size: fit.fontSize, passes: fit.passes, wrapWidth: (fit.wrapWidth * 1000).rounded(.down) / 1000,
           boundsWidth: preset.geometry.drawBounds.width, lines: fit.lines,
           authorLines: fit.authorLines.map { $0.filter { $0 != "\u{200E}" && $0 != "\u{200F}" } }, text: quote.text))
     }

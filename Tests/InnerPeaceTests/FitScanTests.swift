@@ -21,10 +21,11 @@ struct FitScanTests {
   }
 
   /// Fits `text` and scans for it; returns the disagreement, if any. The search must find exactly
-  /// the scan's size. The quote may then be set smaller, on presets that balance lines: down to
-  /// 95 % of it for a paragraph without flaws, 70 % for one that strands no word (only where the
-  /// paragraph at the largest size has a flaw), or, for verse, 70 % where that keeps every line
-  /// whole.
+  /// the scan's size (``FittedText/largestFit``). The quote may then be set smaller, on presets
+  /// that adjust the size for the paragraph, but never below
+  /// ``TextFitter/lowestSize(largestFit:geometry:)``: for a better paragraph, for a readable
+  /// measure on a narrow card, or for verse kept whole (`LineBreakingTests` and `MeasureTests`
+  /// check the paragraphs themselves). Whatever size is chosen, its block fits the draw bounds.
   func check(_ label: String, text: String, author: String, preset: Preset) throws -> Mismatch? {
     let (fitted, scanned) = try renderer.fitAndScan(text, author: author, preset: preset)
     if !fitted.truncated {
@@ -35,17 +36,19 @@ struct FitScanTests {
     guard let scanned, fitted.largestFit == scanned, !fitted.truncated else {
       return Mismatch(label: label, preset: preset, fitted: fitted.largestFit ?? fitted.quoteSize, scanned: scanned)
     }
-    if fitted.quoteSize == scanned { return nil }
-    let verseLines = text.split(separator: "\n", omittingEmptySubsequences: false).count
-    if verseLines > 1, preset.geometry.adjustsSizeForParagraph, fitted.quoteSize * 10 >= scanned * 7,
-      fitted.quote.lineCount == verseLines
-    {
-      return nil
+    // The chosen size never overflows: the block set there is inside the draw bounds.
+    let bounds = preset.geometry.drawBounds
+    let block = fitted.block
+    let inside =
+      block.x >= Double(bounds.x) - 0.01 && block.y >= Double(bounds.y) - 0.01
+      && block.x + block.width <= Double(bounds.x + bounds.width) + 0.01
+      && block.y + block.height <= Double(bounds.y + bounds.height) + 0.01
+    if !inside {
+      return Mismatch(label: label + " (overflows)", preset: preset, fitted: fitted.quoteSize, scanned: scanned)
     }
-    // The smaller-size rule: within 95 % for a flawless paragraph, within 70 % for one that
-    // strands no word (LineBreakingTests checks the paragraphs themselves).
-    let floor = Int((Double(scanned) * TextFitter.unstrandedSizeShare).rounded(.up))
-    if preset.geometry.adjustsSizeForParagraph, fitted.quoteSize >= floor, fitted.quoteSize < scanned { return nil }
+    if fitted.quoteSize == scanned { return nil }
+    let lowest = TextFitter.lowestSize(largestFit: scanned, geometry: preset.geometry, verse: text.contains("\n"))
+    if fitted.quoteSize >= lowest, fitted.quoteSize < scanned { return nil }
     return Mismatch(label: label, preset: preset, fitted: fitted.quoteSize, scanned: scanned)
   }
 

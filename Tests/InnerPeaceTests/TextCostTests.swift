@@ -161,6 +161,11 @@ extension LineBreaker {
       } else if single {
         value += Cost.oneWordInnerLine
       }
+      if !isLast {
+        var end = points[to]
+        while end > points[from] && model.isWhite[end - 1] { end -= 1 }
+        if endsOnOneLetterWord(trimmedEnd: end, from: range.lowerBound) { value += Cost.oneLetterLineEnd }
+      }
       return value
     }
     let infinity = Double.infinity
@@ -201,7 +206,7 @@ extension LineBreaker {
       let isLast = to == total - 1
       if line > 0 && words(from, to) == 1 { hasWordFlaw = true }
       if isLast && lineWidth(points[from], points[to]) < mean / 3 { hasDefect = true }
-      if line == 0 && !isLast && words(from, to) == 1 { hasDefect = true }
+      if line == 0 && !isLast && words(from, to) == 1 { hasWordFlaw = true }
       from = to
     }
     if breaks.contains(where: cuts.contains) { hasWordFlaw = true }

@@ -94,6 +94,13 @@ public struct CardGeometry: Hashable, Sendable {
   /// Whether the halo keeps the app's fixed blur whatever the quote's size (`classic`).
   public var keepsAppHalo: Bool = false
 
+  /// Whether prose aims for a readable measure (about 20 to 35 characters a line) by coming down
+  /// from the largest size that fits: on narrow canvases, those at least as tall as they are wide
+  /// (`square`, `story`, a portrait or square `WxH`), where the largest fit sets short quotes a few
+  /// words a line. Wide canvases (`og`, a landscape `WxH`) give long lines at any size; `classic`
+  /// keeps the app's size.
+  public var aimsForMeasure: Bool { adjustsSizeForParagraph && canvas.height >= canvas.width }
+
   /// The rectangle the text (quote and author line) must stay inside.
   public var drawBounds: (x: Int, y: Int, width: Int, height: Int) {
     (insetX, insetY, canvas.width - 2 * insetX, canvas.height - 2 * insetY)

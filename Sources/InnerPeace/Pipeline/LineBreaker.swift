@@ -8,7 +8,9 @@
 ///   difference is paid, so lines come out even (a last line shorter than the mean pays less);
 /// - a last line of one word pays ``Cost/strandedLastWord``, a last line under a third of the
 ///   mean ``Cost/shortLastLine``, a one-word line inside the paragraph ``Cost/oneWordInnerLine``,
-///   and a break after the first word ``Cost/breakAfterFirstWord``.
+///   a break after the first word (a paragraph, or a verse line before its turnover, starting
+///   with a one-word line) ``Cost/breakAfterFirstWord``, and a line other than the last ending
+///   on a one-letter word ("a", "I") ``Cost/oneLetterLineEnd``.
 ///
 /// Dynamic programming over the break positions finds the exact minimum; it costs no layout, only
 /// arithmetic over the advances, so trying a few sizes is cheap.
@@ -21,7 +23,11 @@ struct LineBreaker {
     static let strandedLastWord = 10.0
     static let shortLastLine = 6.0
     static let oneWordInnerLine = 6.0
-    static let breakAfterFirstWord = 3.0
+    /// A paragraph's first line of one word: as bad as a stranded last word, and a word flaw.
+    static let breakAfterFirstWord = 10.0
+    /// A line that ends on a one-letter word ("a", "I"), other than a paragraph's last: a
+    /// preference, not a rule (a line off the mean by half its width pays as much).
+    static let oneLetterLineEnd = 0.25
     /// Weight of a last line's shortfall against the mean (others pay 1).
     static let lastLineShortfall = 0.25
   }
@@ -34,11 +40,10 @@ struct LineBreaker {
     var lineCount: Int
     /// The total cost.
     var cost: Double
-    /// Whether some paragraph ends on one word, has a one-word line inside, or cuts a word
-    /// between two letters (a word wider than the line, where no separator helps).
+    /// Whether some paragraph starts or ends on a one-word line, has a one-word line inside, or
+    /// cuts a word between two letters (a word wider than the line, where no separator helps).
     var hasWordFlaw: Bool
-    /// Whether some paragraph has a word flaw, a last line under a third of the mean, or a
-    /// break after its first word.
+    /// Whether some paragraph has a word flaw or a last line under a third of the mean.
     var hasDefect: Bool
     /// Whether some paragraph (verse line) wraps.
     var wrapsAParagraph: Bool
@@ -102,6 +107,16 @@ struct LineBreaker {
     return Self.breaksBetweenLetters(model.scalars[position - 1]) || Self.breaksBetweenLetters(model.scalars[position])
   }
 
+  /// Whether the text before `end` (a line's end without its trailing white space) ends on a
+  /// word of one letter ("a", "I"; not a digit, a mark or an ideograph), in the paragraph that
+  /// starts at `start`.
+  func endsOnOneLetterWord(trimmedEnd end: Int, from start: Int) -> Bool {
+    guard end > start else { return false }
+    let last = model.scalars[end - 1]
+    guard last.properties.isAlphabetic, !Self.breaksBetweenLetters(last) else { return false }
+    return end - 1 == start || model.isWhite[end - 2]
+  }
+
   static func breaksBetweenLetters(_ scalar: Unicode.Scalar) -> Bool {
     if scalar.properties.isIdeographic { return true }
     switch scalar.value {
@@ -110,6 +125,41 @@ struct LineBreaker {
     case 0x1100...0x11FF, 0x3130...0x318F, 0xAC00...0xD7AF: return true  // Hangul
     default: return false
     }
+  }
+
+  /// The length of each line, in characters, when the text breaks before `breaks` (and at its
+  /// paragraph ends): white space at either end of a line left out, an ideograph, kana or Hangul
+  /// syllable (about twice a Latin letter's width) counted twice.
+  func lineLengths(breakingBefore breaks: [Int]) -> [Int] {
+    var lengths: [Int] = []
+    var pending = breaks[...]
+    for paragraph in paragraphs() {
+      var start = paragraph.lowerBound
+      while start <= paragraph.upperBound {
+        var end = paragraph.upperBound
+        if let next = pending.first, next < paragraph.upperBound {
+          end = next
+          pending = pending.dropFirst()
+        }
+        var from = start
+        var to = end
+        while from < to && model.isWhite[from] { from += 1 }
+        while to > from && model.isWhite[to - 1] { to -= 1 }
+        lengths.append(model.scalars[from..<to].reduce(0) { $0 + (Self.breaksBetweenLetters($1) ? 2 : 1) })
+        if end == paragraph.upperBound { break }
+        start = end
+      }
+    }
+    return lengths
+  }
+
+  /// The median of ``lineLengths(breakingBefore:)`` (the mean of the middle two for an even
+  /// count).
+  func medianLineLength(breakingBefore breaks: [Int]) -> Double {
+    let sorted = lineLengths(breakingBefore: breaks).sorted()
+    guard !sorted.isEmpty else { return 0 }
+    let middle = sorted.count / 2
+    return sorted.count % 2 == 1 ? Double(sorted[middle]) : Double(sorted[middle - 1] + sorted[middle]) / 2
   }
 
   // MARK: One paragraph
@@ -151,6 +201,8 @@ struct LineBreaker {
     }
     wordStarts[total] = wordStarts[total - 1] + 1
     let cuts = Set(positions.filter(\.cutsWord).map(\.position))
+    // oneLetterEnd[i]: whether a line ending at points[i] ends on a one-letter word.
+    let oneLetterEnd = points.map { endsOnOneLetterWord(trimmedEnd: lower + trimmedEnd[$0 - lower], from: lower) }
 
     // The fewest lines: a greedy pass (it is optimal for the count, and for every prefix:
     // fewestTo[point] is the fewest lines that end one at that point).
@@ -204,6 +256,7 @@ struct LineBreaker {
       } else if single {
         value += Cost.oneWordInnerLine
       }
+      if !isLast && oneLetterEnd[to] { value += Cost.oneLetterLineEnd }
       return value
     }
 
@@ -258,7 +311,7 @@ struct LineBreaker {
       let isLast = to == total - 1
       if line > 0 && words(from, to) == 1 { result.hasWordFlaw = true }
       if isLast && lineWidth(points[from], points[to]) < mean / 3 { result.hasDefect = true }
-      if line == 0 && !isLast && words(from, to) == 1 { result.hasDefect = true }
+      if line == 0 && !isLast && words(from, to) == 1 { result.hasWordFlaw = true }
       from = to
     }
     if result.breaks.contains(where: cuts.contains) { result.hasWordFlaw = true }

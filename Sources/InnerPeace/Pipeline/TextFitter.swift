@@ -16,8 +16,10 @@ struct FittedText {
   /// How many sizes were laid out to find this one.
   let passes: Int
   /// The largest candidate size that fits, as the search found it (`nil` when none does). The
-  /// quote is set at this size, or a little smaller for a better paragraph (see
-  /// ``TextFitter``'s break-lines phase), or smaller for verse kept whole.
+  /// quote is set at this size or smaller, never below ``TextFitter/lowestSize(largestFit:geometry:)``:
+  /// a little smaller for a better paragraph, smaller for a readable measure on a narrow card,
+  /// or for verse kept whole (see ``TextFitter``'s break-lines phase). Whatever the size, the
+  /// block set there was measured and fits the draw bounds.
   let largestFit: Int?
 }
 
@@ -121,10 +123,13 @@ struct TextFitter {
   /// The size and line breaks the text is set with, given the largest size that fits and its
   /// measure (which the layouts are in).
   ///
-  /// 1. Verse (text with its own line breaks) reads best with each line whole: if a size not much
-  ///    smaller than the fitted one (70 %) keeps every line unwrapped, it is taken as it is.
+  /// 1. Verse (text with its own line breaks) reads best with each line whole: if a size down to
+  ///    half the fitted one (``verseWholeShare``) keeps every line unwrapped, it is taken as it is.
   /// 2. Otherwise ``LineBreaker`` chooses the breaks for each whole paragraph, in as many lines as
   ///    a greedy wrap needs. Verse lines that must wrap get a hanging indent on their turnovers.
+  ///    **The measure rule** (``sizeForMeasure(_:largestFit:plan:mayFit:)``): on a narrow card,
+  ///    prose starts from a smaller size where the fitted one gives lines shorter than a
+  ///    readable measure; the rules below then work from that size.
   /// 3. **The smaller-size rule.** Where the best paragraph at the fitted size still has a flaw
   ///    (a stranded last word, a last line under a third of the others, a one-word inner line, a
   ///    word cut between letters, a break after the first word), smaller candidates are tried,
@@ -154,7 +159,9 @@ struct TextFitter {
     if isVerse && geometry.adjustsSizeForParagraph {
       let verseLines = text.split(separator: "\n", omittingEmptySubsequences: false).count
       if measure.quote.lineCount == verseLines { return (size, measured) }
-      if let whole = unwrappedSize(measure.quote, below: size), whole * 10 >= size * 7 {
+      if let whole = unwrappedSize(measure.quote, below: size),
+        Double(whole) >= Double(size) * TextFitter.verseWholeShare
+      {
         let atWhole = measure.measure(whole)
         if measure.fits(atWhole.block) && measure.quote.lineCount == verseLines { return (whole, atWhole) }
       }
@@ -197,22 +204,33 @@ struct TextFitter {
       }
       return nil
     }
-    guard let atSize = plan(size) else {
+    // The largest fit, where the greedy wrap is known to fit: the last resort.
+    let largest = size
+    let start =
+      isVerse || !geometry.aimsForMeasure
+      ? largest
+      : sizeForMeasure(
+        breaker, largestFit: largest, plan: { plan($0, narrowedBy: Double($0) * TextFitter.measureMargin) },
+        mayFit: { mayFit($0, lines: $1) })
+    guard let atSize = plan(start) else {
       measure.replaceQuote(original)
-      return (size, measure.measure(size))
+      return (largest, measure.measure(largest))
     }
-    // Where the plan at the size itself has no flaw but does not come out inside the bounds, a
-    // smaller size is tried for a paragraph that at least strands and cuts no word.
+    // Where the plan at the start size itself has no flaw but does not come out inside the
+    // bounds, a smaller size is tried for a paragraph that at least strands and cuts no word.
     let failedAtSize = !atSize.hasDefect
-    if !atSize.hasDefect, let measured = apply(size, atSize) { return (size, measured) }
+    if !atSize.hasDefect, let measured = apply(start, atSize) { return (start, measured) }
+    // How far the rules below may go: 70 % of the start size, or for verse as far as it may go
+    // to keep its lines whole.
+    let far = Int(
+      (Double(start) * (isVerse ? TextFitter.verseWholeShare : TextFitter.unstrandedSizeShare)).rounded(.up))
     if geometry.adjustsSizeForParagraph {
       // Largest first: a candidate with no flaw within a few percent, or one that strands and
-      // cuts no word within 70 % where the size's own plan does; at most a few are set and
-      // measured.
-      let near = Int((Double(size) * TextFitter.smallerSizeShare).rounded(.up))
-      let far = Int((Double(size) * TextFitter.unstrandedSizeShare).rounded(.up))
+      // cuts no word within 70 % (verse: 50 %) where the start size's own plan does; at most a
+      // few are set and measured.
+      let near = Int((Double(start) * TextFitter.smallerSizeShare).rounded(.up))
       var tries = 0
-      for candidate in geometry.candidateSizes where candidate < size && candidate >= far && tries < 8 {
+      for candidate in geometry.candidateSizes where candidate < start && candidate >= far && tries < 8 {
         guard let result = plan(candidate) else { continue }
         let better =
           (candidate >= near && !result.hasDefect)
@@ -222,21 +240,83 @@ struct TextFitter {
         if let measured = apply(candidate, result) { return (candidate, measured) }
       }
     }
-    if atSize.hasDefect, let measured = apply(size, atSize) { return (size, measured) }
-    // The breaker's own breaks did not fit at the size (a URL broken at its separators may take
-    // more lines than Pango's greedy wrap, which cuts words anywhere): the largest candidate
-    // within 70 % where they do, before falling back to the greedy wrap (`classic` keeps the
-    // app's size).
-    let far = Int((Double(size) * TextFitter.unstrandedSizeShare).rounded(.up))
+    if atSize.hasDefect, let measured = apply(start, atSize) { return (start, measured) }
+    // The breaker's own breaks did not fit at the start size (a URL broken at its separators may
+    // take more lines than Pango's greedy wrap, which cuts words anywhere; verse turnovers, a
+    // hanging indent narrower, may take more than the greedy wrap without it): the largest
+    // candidate within 70 % (verse: 50 %) where they do, before falling back to the greedy wrap.
+    // `classic` keeps the app's size, but for verse, whose turnovers hang with or without an
+    // author line.
     var tries = 0
     for candidate in geometry.candidateSizes
-    where geometry.adjustsSizeForParagraph && candidate < size && candidate >= far && tries < 6 {
+    where (geometry.adjustsSizeForParagraph || isVerse) && candidate < start && candidate >= far && tries < 6 {
       guard let result = plan(candidate), mayFit(candidate, lines: result.lineCount) else { continue }
       tries += 1
       if let measured = apply(candidate, result) { return (candidate, measured) }
     }
     measure.replaceQuote(original)
-    return (size, measure.measure(size))
+    return (largest, measure.measure(largest))
+  }
+
+  // MARK: Measure
+
+  /// The size a prose paragraph starts from on a narrow card (``CardGeometry/aimsForMeasure``):
+  /// the largest candidate, from the largest fit down to ``measureSizeShare`` of it, whose
+  /// paragraph (as ``LineBreaker`` sets it there) has a median line of ``measure`` characters
+  /// (its lower bound at least, and no more than its upper), where the predicted height fits.
+  /// A size that would set the quote on one line is never taken ("Work is love made visible."
+  /// stays two lines, large). Where no size in that range reaches the measure (a short quote, a
+  /// long one whose largest fit is far too large), the largest size that sets it in as few lines
+  /// as any size in the range: "I love a broad margin to my life." is set at the largest size
+  /// that makes two lines, not at the range's floor.
+  ///
+  /// Each candidate costs one run of the breaker over the advances at the reference size, no
+  /// layout; the size chosen is laid out and measured as any other.
+  private func sizeForMeasure(
+    _ breaker: LineBreaker, largestFit size: Int, plan: (Int) -> LineBreaker.Result?, mayFit: (Int, Int) -> Bool
+  ) -> Int {
+    let lowest = Int((Double(size) * TextFitter.measureSizeShare).rounded(.up))
+    var fewest = (size: size, lines: Int.max)
+    for candidate in geometry.candidateSizes where candidate <= size && candidate >= lowest {
+      // A quote the largest fit sets in two lines or more is not brought down to one: a short
+      // quote reads best large, on two lines, and the measure is a paragraph's.
+      guard let result = plan(candidate), result.lineCount > 1, mayFit(candidate, result.lineCount) else { continue }
+      let median = breaker.medianLineLength(breakingBefore: result.breaks)
+      if median > TextFitter.measure.upperBound { continue }
+      if median >= TextFitter.measure.lowerBound { return candidate }
+      if result.lineCount < fewest.lines { fewest = (candidate, result.lineCount) }
+    }
+    return fewest.size
+  }
+
+  /// The measure a prose paragraph aims for on a narrow card, in characters a line (an
+  /// ideograph, kana or Hangul syllable counts two).
+  static let measure = 20.0...35.0
+  /// How much narrower (in ems) the measure rule judges a size's paragraph than it is set: the
+  /// room letters that overhang their line box may take, so the paragraph still holds the
+  /// measure where it must be planned again a little narrower.
+  static let measureMargin = 0.05
+  /// How far (a share of the largest fit) the measure rule may bring the size down.
+  static let measureSizeShare = 0.5
+  /// How far (a share of the largest fit) verse may come down to keep every line whole.
+  static let verseWholeShare = 0.5
+
+  /// The smallest size the fitter may choose for a text whose largest fit is `largestFit`.
+  /// Prose: the smaller-size rule reaches ``unstrandedSizeShare`` of the size it starts from,
+  /// which on a narrow card may be the measure rule's (down to ``measureSizeShare`` of the
+  /// largest fit). Verse (`verse`): ``verseWholeShare``, to keep its lines whole or to set its
+  /// turnovers without a stranded word; on `classic` only to fit its hanging turnovers. `classic`
+  /// prose keeps the app's size. Never below the minimum legible size.
+  static func lowestSize(largestFit: Int, geometry: CardGeometry, verse: Bool) -> Int {
+    let share: Double
+    if verse {
+      share = verseWholeShare
+    } else if geometry.adjustsSizeForParagraph {
+      share = (geometry.aimsForMeasure ? measureSizeShare : 1) * unstrandedSizeShare
+    } else {
+      return largestFit
+    }
+    return max(geometry.minimumSize, Int((Double(largestFit) * share).rounded(.up)))
   }
 
   /// How far (a share of the fitted size) the smaller-size rule may go for a better paragraph.
