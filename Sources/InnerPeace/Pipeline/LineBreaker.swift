@@ -16,13 +16,13 @@
 /// A word wider than the line (a URL, say) may break inside: after `/ ? & = -` where that is
 /// enough, else between any two characters.
 ///
-/// **Hyphenation** (``Hyphenation``): where a paragraph set without it has a word flaw (a stranded
-/// last word, a one-word inner line, a word cut between letters) or cannot be set at all, it is
-/// set again with the dictionary's hyphen points of its long words as extra break opportunities;
-/// a line ending at one pays ``Cost/hyphen`` and is drawn with a hyphen (its width counted). The
-/// hyphenated setting is taken when it has no word flaw, or cuts no word where the other did. A
-/// paragraph that sets well without hyphens never gets one, and code-like words (URLs,
-/// addresses) are never hyphenated.
+/// **Hyphenation** (``Hyphenation``): where a paragraph set without it cuts a word between letters
+/// (a word wider than the line) or cannot be set at all, it is set again with the dictionary's
+/// hyphen points of its long words as extra break opportunities; a line ending at one pays
+/// ``Cost/hyphen`` and is drawn with a hyphen (its width counted). The hyphenated setting is taken
+/// when it cuts no word between letters, and counts as a defect (so ``TextFitter`` first looks
+/// for a size a little smaller that needs no hyphen). A paragraph that sets without cutting a
+/// word never gets a hyphen, and code-like words (URLs, addresses) are never hyphenated.
 struct LineBreaker {
   /// What the breaker pays, in units of a line off the mean by its whole width.
   enum Cost {
@@ -87,11 +87,11 @@ struct LineBreaker {
     for paragraph in paragraphs() {
       let turnoverWidth = width - max(0, indent)
       var set = breakParagraph(paragraph, width: width, turnoverWidth: turnoverWidth, hyphens: nil)
-      // Hyphenation only where the paragraph needs it.
-      if set?.hasWordFlaw ?? true, let hyphens = hyphenPoints(),
+      // Hyphenation only where the paragraph needs it: a word wider than the line.
+      if set?.cutsAWord ?? true, let hyphens = hyphenPoints(),
         hyphens[paragraph].contains(true),
         let hyphenated = breakParagraph(paragraph, width: width, turnoverWidth: turnoverWidth, hyphens: hyphens),
-        set == nil || !hyphenated.hasWordFlaw || (set!.cutsAWord && !hyphenated.cutsAWord)
+        set == nil || !hyphenated.cutsAWord
       {
         set = hyphenated
       }
@@ -331,6 +331,8 @@ struct LineBreaker {
       result.cutsAWord = true
     }
     if let hyphens { result.hyphens = result.breaks.filter { hyphens[$0] } }
+    // A hyphen is a small flaw: a size a little smaller that needs none is better.
+    if !result.hyphens.isEmpty { result.hasDefect = true }
     result.hasDefect = result.hasDefect || result.hasWordFlaw
     return result
   }
