@@ -24,7 +24,8 @@ struct BreakRulesTests {
     var start = 0
     while start + needle.count <= scalars.count {
       if Array(scalars[start..<(start + needle.count)]) == needle {
-        for offset in 1..<needle.count where model.allowsBreak[start + offset] || model.allowsCharacterBreak[start + offset] {
+        for offset in 1..<needle.count
+        where model.allowsBreak[start + offset] || model.allowsCharacterBreak[start + offset] {
           found.append(offset)
         }
         start += needle.count

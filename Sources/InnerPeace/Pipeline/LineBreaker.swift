@@ -346,14 +346,16 @@ struct LineBreaker {
   /// The positions inside `range` where a line may break: Pango's break opportunities, plus,
   /// inside a unit wider than `narrowest`, breaks after `/ ? & = -` and then between
   /// characters. `startsWord` marks where a new word starts (see ``startsWord(at:)``), `cutsWord`
-  /// a break between two letters of a word. With `hyphens`, a unit's hyphen points come first
-  /// (and characters only inside a piece between them still wider than `narrowest`).
+  /// a break between two letters of a word. With `hyphens`, the hyphen points of a unit wider
+  /// than `narrowest` come first (and characters only inside a piece between them still wider).
   func breakPositions(
     in range: Range<Int>, narrowest: Double, lineWidth: (Int, Int) -> Double, hyphens: [Bool]? = nil
   ) -> [(position: Int, startsWord: Bool, cutsWord: Bool)] {
     var result: [(position: Int, startsWord: Bool, cutsWord: Bool)] = []
     var unitStart = range.lowerBound
     func addInner(_ from: Int, _ to: Int) {
+      guard lineWidth(from, to) > narrowest else { return }
+      // Only a word wider than the line is hyphenated.
       if let hyphens, to - from > 1, hyphens[(from + 1)..<to].contains(true) {
         let pieces = [from] + ((from + 1)..<to).filter { hyphens[$0] } + [to]
         for (a, b) in zip(pieces, pieces.dropFirst()) {
@@ -363,7 +365,6 @@ struct LineBreaker {
         }
         return
       }
-      guard lineWidth(from, to) > narrowest else { return }
       // After the URL-like separators first.
       var pieces: [Int] = [from]
       for index in (from + 1)..<to where Self.wordInnerBreaks.contains(model.scalars[index - 1]) {
