@@ -225,13 +225,49 @@ enum Hyphenation {
     private let minimumAfter: Int
 
     private init?(file: URL) {
-      guard let handle = hnj_hyphen_load(file.path) else { return nil }
+      guard let bytes = try? Data(contentsOf: file), let handle = Dictionary.load(Dictionary.patterns(bytes))
+      else { return nil }
       self.handle = handle
       characterSet = withUnsafeBytes(of: handle.pointee.cset) { bytes in
         String(decoding: bytes.prefix(while: { $0 != 0 }), as: UTF8.self)
       }
       minimumBefore = max(Hyphenation.minimumBefore, Int(handle.pointee.lhmin))
       minimumAfter = max(Hyphenation.minimumAfter, Int(handle.pointee.rhmin))
+    }
+
+    /// The patterns libhyphen is given for a pattern file: the file as it is, or, for a two-level
+    /// file whose first level holds more than ``largestFirstLevel`` patterns (German's list of
+    /// 69,000 words with their compound boundaries), its character set line and its second level
+    /// only (the standard patterns, which find those boundaries too, as a rule). libhyphen 2.8.8
+    /// takes about 3 s of CPU to load German's first level, and milliseconds for any other file
+    /// here; a card must not pay that.
+    static func patterns(_ file: Data) -> Data {
+      guard let found = file.range(of: Data("\nNEXTLEVEL".utf8)) else { return file }
+      let bytes = [UInt8](file)
+      let at = found.lowerBound - file.startIndex
+      guard let firstLineEnd = bytes.firstIndex(of: 0x0A), firstLineEnd < at else { return file }
+      var patterns = 0
+      for line in bytes[(firstLineEnd + 1)..<at].split(separator: 0x0A) {
+        guard let first = line.first, first != UInt8(ascii: "#"), first != UInt8(ascii: "%") else { continue }
+        patterns += 1
+      }
+      guard patterns > largestFirstLevel else { return file }
+      let secondLevel = bytes[(at + 1)...].drop(while: { $0 != 0x0A })
+      return Data(bytes[...firstLineEnd] + secondLevel.dropFirst())
+    }
+
+    /// The most patterns a first level may hold and be loaded.
+    static let largestFirstLevel = 10_000
+
+    /// Loads patterns from memory; `nil` when libhyphen cannot read them.
+    private static func load(_ patterns: Data) -> UnsafeMutablePointer<HyphenDict>? {
+      var bytes = [UInt8](patterns)
+      guard !bytes.isEmpty else { return nil }
+      return bytes.withUnsafeMutableBytes { buffer in
+        guard let stream = fmemopen(buffer.baseAddress, buffer.count, "r") else { return nil }
+        defer { fclose(stream) }
+        return hnj_hyphen_load_file(stream)
+      }
     }
 
     private static let loaded = Locked<[Language: Dictionary?]>([:])
