@@ -289,6 +289,7 @@ enum Hyphenation {
     /// The word is matched in lower case; standard points only (no spelling changes).
     func points(in word: ArraySlice<Unicode.Scalar>) -> [Int] {
       // Lower case, one scalar for one (a letter whose lower case is longer is not matched).
+      guard word.count >= 2 else { return [] }
       var lowered: [Unicode.Scalar] = []
       lowered.reserveCapacity(word.count)
       for scalar in word {

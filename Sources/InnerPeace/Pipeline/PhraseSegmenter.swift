@@ -9,7 +9,8 @@ internal import InnerPeaceResources
 /// `Parser.parse`, so the phrases are the same.
 ///
 /// Only runs of Han, kana and CJK punctuation are segmented: a text without them never loads a
-/// model or scores a character. The phrases of a run are remembered (for a few hundred runs), so
+/// model or scores a character. The phrases of a run (up to 256 characters) are remembered, for a
+/// few hundred runs, so
 /// the layouts of one text at several sizes segment it once.
 struct PhraseSegmenter: Sendable {
   /// A BudouX model: the score of each feature (`UW1`...`TW4`) for each string of one to three
@@ -125,6 +126,7 @@ struct PhraseSegmenter: Sendable {
   /// with its chosen line breaks) is segmented once; cleared when it holds ``cacheLimit`` runs.
   private static let remembered = Locked<[RunKey: [Int]]>([:])
   private static let cacheLimit = 512
+  private static let longestRemembered = 256
 
   private struct RunKey: Hashable {
     let language: Language
@@ -133,9 +135,11 @@ struct PhraseSegmenter: Sendable {
 
   /// The phrase lengths of a run of CJK text, in `language`'s bundled model; `nil` without one.
   static func phraseLengths(of run: [Unicode.Scalar], in language: Language) -> [Int]? {
+    guard let segmenter = bundled(language) else { return nil }
+    // Runs longer than a few lines' worth are segmented again rather than kept (bounded memory).
+    guard run.count <= longestRemembered else { return segmenter.phraseLengths(run) }
     let key = RunKey(language: language, run: run)
     if let known = remembered.withLock({ $0[key] }) { return known }
-    guard let segmenter = bundled(language) else { return nil }
     let lengths = segmenter.phraseLengths(run)
     remembered.withLock { cache in
       if cache.count >= cacheLimit { cache.removeAll(keepingCapacity: true) }
