@@ -9,6 +9,8 @@ PACKAGES=(
   libturbojpeg0-dev libwebp-dev libdeflate-dev      # JPEG in and out, WebP out, PNG compression
   libpng-dev                                        # PNG in, row by row
   liblcms2-dev                                      # photos' colour profiles to sRGB (LittleCMS 2)
+  libhyphen-dev                                     # hyphenation of long words (libhyphen)
+  hyphen-en-us hyphen-de hyphen-fr hyphen-es hyphen-it hyphen-nl hyphen-pt-pt hyphen-pl hyphen-hu hyphen-ru hyphen-uk hyphen-el  # its patterns
   fonts-dejavu-core fonts-noto-core                 # serif companions: Arabic, Urdu, Hebrew, Indic, SE Asian, Georgian, ...
   fonts-noto-cjk fonts-noto-color-emoji             # fallback: Chinese, Japanese, Korean, colour emoji
 )

@@ -12,6 +12,7 @@
 #include <webp/encode.h>
 #include <libdeflate.h>
 #include <lcms2.h>
+#include <hyphen.h>
 
 // PANGO_SCALE is a macro Swift imports as a plain Int32 only sometimes; give it a name.
 static const int innerpeace_pango_scale = PANGO_SCALE;

@@ -142,8 +142,8 @@ struct CardLinks: Sendable {
 extension ContentSources {
   /// SHA-256 over everything here, as 12 hex digits (48 bits: a new version never collides with
   /// the few a cache has seen): the look version, the quotes, each picture's name, bytes and
-  /// focus (and the focus estimator's version), and
-  /// the bundled and fallback fonts by the digests of their bytes (``FileDigests``). No path
+  /// focus (and the focus estimator's version), the bundled and fallback fonts and the
+  /// hyphenation patterns by the digests of their bytes (``FileDigests``). No path
   /// counts, so the same build and catalog give the same version in any folder, on any machine
   /// whose fallback fonts are the same files. A file that cannot be read (the catalog checked it
   /// at load, so it has gone since) counts as its name, unreadable.
@@ -176,6 +176,11 @@ extension ContentSources {
     for (face, files) in fallbackFontFiles {
       add("\(face) \(files.count)")
       for file in files { add(FileDigests.sha256(of: file) ?? "unreadable") }
+    }
+    add("hyphenation \(hyphenationFiles.count)")
+    for (language, file) in hyphenationFiles {
+      add(language)
+      add(FileDigests.sha256(of: file) ?? "unreadable")
     }
     return hash.finalize().prefix(6).map { String(format: "%02x", $0) }.joined()
   }

@@ -24,7 +24,9 @@ internal import CInnerPeace
 ///   (`ar`, `ur`, `he`, `hi`, `bn`, `ta`, ..., see ``Face/language``).
 /// - **Korean breaks only at spaces**: no break inside a run of non-space characters that holds
 ///   Hangul, in Pango's own log attributes.
-/// - **No inserted hyphens**, anywhere.
+/// - **No break before a dash, none inside a CJK phrase** (``BreakRules``).
+/// - **No hyphens inserted by Pango**, anywhere (``LineBreaker`` adds a visible hyphen itself
+///   where it hyphenates a word).
 /// - **A fixed line height**: every run gets an absolute line height, a multiple of the size set
 ///   by the text's main script (``lineHeight(of:vietnamese:)``). Pango centres each run's line box on its
 ///   own font's ascent and descent, and a line's box is the union of its runs' boxes; a run in
@@ -381,6 +383,10 @@ enum TextAttributes {
       offset += width
     }
     if wordHasHangul && wordStart < length { insert(pango_attr_allow_breaks_new(0), wordStart, length) }
+    // No line starts with a dash; Japanese and Chinese break between phrases (BreakRules).
+    for range in BreakRules.noBreakRanges(in: text) {
+      insert(pango_attr_allow_breaks_new(0), range.lowerBound, range.upperBound)
+    }
     if paragraphDirection == true { rightToLeftParagraphs.append((paragraphStart, length)) }
     for (start, end) in rightToLeftParagraphs where start < end {
       insert(pango_attr_font_features_new("lnum"), start, end)

@@ -18,6 +18,9 @@ struct BreakModel {
   let allowsCharacterBreak: [Bool]
   /// For each character: it is white space.
   let isWhite: [Bool]
+  /// The advance of the hyphen ``LineBreaker`` adds where it breaks a word (pixels at the
+  /// reference size; 0: not measured, so no word is hyphenated).
+  var hyphenAdvance: Double = 0
 }
 
 extension TextLayout {
@@ -69,7 +72,32 @@ extension TextLayout {
     mustBreak[scalars.count] = true
     return BreakModel(
       scalars: scalars, advances: advances, allowsBreak: allowsBreak, mustBreak: mustBreak,
-      allowsCharacterBreak: allowsCharacterBreak, isWhite: isWhite)
+      allowsCharacterBreak: allowsCharacterBreak, isWhite: isWhite, hyphenAdvance: unlockedHyphenAdvance())
+  }
+
+  /// Hyphen advances measured so far, by font description: one small layout per face and process.
+  private static let hyphenAdvances = Locked<[String: Double]>([:])
+
+  /// The advance of ``Hyphenation/hyphen`` in this layout's font, at the reference size.
+  private func unlockedHyphenAdvance() -> Double {
+    guard let context = pango_layout_get_context(handle) else { return 0 }
+    let description = pango_layout_get_font_description(handle)
+    let key =
+      description.flatMap { pango_font_description_to_string($0) }.map { owned in
+        defer { g_free(owned) }
+        return String(cString: owned)
+      } ?? ""
+    if let known = TextLayout.hyphenAdvances.withLock({ $0[key] }) { return known }
+    guard let layout = pango_layout_new(context) else { return 0 }
+    defer { g_object_unref(UnsafeMutableRawPointer(layout)) }
+    if let description { pango_layout_set_font_description(layout, description) }
+    let hyphen = String(Character(Hyphenation.hyphen))
+    pango_layout_set_text(layout, hyphen, Int32(hyphen.utf8.count))
+    var logical = PangoRectangle()
+    pango_layout_get_extents(layout, nil, &logical)
+    let advance = Double(logical.width) / Double(innerpeace_pango_scale)
+    TextLayout.hyphenAdvances.withLock { $0[key] = advance }
+    return advance
   }
 
   /// The layout's text.

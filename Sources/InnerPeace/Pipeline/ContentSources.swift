@@ -21,6 +21,9 @@ public struct ContentSources: Sendable {
   /// (their bytes count, never their paths): fontconfig's trimmed fallback list for the bundled
   /// italic and each companion face. Installed fonts that none of these lists reach are not here.
   public let fallbackFontFiles: [(face: String, files: [URL])]
+  /// The hyphenation pattern files installed for the languages cards are hyphenated in, by
+  /// language (their bytes count, never their paths): they decide where long words break.
+  public let hyphenationFiles: [(language: String, file: URL)]
 
   /// The sources of a catalog drawn with the given bundled font files; the first is the one the
   /// cards prefer for the bundled family.
@@ -37,6 +40,7 @@ public struct ContentSources: Sendable {
           (face.face, face.files.map { URL(fileURLWithPath: $0) })
         }
       } ?? []
+    hyphenationFiles = Hyphenation.patternFiles
   }
 }
 

@@ -16,7 +16,15 @@
 /// arithmetic over the advances, so trying a few sizes is cheap.
 ///
 /// A word wider than the line (a URL, say) may break inside: after `/ ? & = -` where that is
-/// enough, else between any two characters. No hyphen is ever added.
+/// enough, else between any two characters.
+///
+/// **Hyphenation** (``Hyphenation``): where a paragraph set without it cuts a word between letters
+/// (a word wider than the line) or cannot be set at all, it is set again with the dictionary's
+/// hyphen points of its long words as extra break opportunities; a line ending at one pays
+/// ``Cost/hyphen`` and is drawn with a hyphen (its width counted). The hyphenated setting is taken
+/// when it cuts no word between letters, and counts as a defect (so ``TextFitter`` first looks
+/// for a size a little smaller that needs no hyphen). A paragraph that sets without cutting a
+/// word never gets a hyphen, and code-like words (URLs, addresses) are never hyphenated.
 struct LineBreaker {
   /// What the breaker pays, in units of a line off the mean by its whole width.
   enum Cost {
@@ -30,6 +38,8 @@ struct LineBreaker {
     static let oneLetterLineEnd = 0.25
     /// Weight of a last line's shortfall against the mean (others pay 1).
     static let lastLineShortfall = 0.25
+    /// A line that ends in a hyphenated word: more than any uneven rag, less than a one-word line.
+    static let hyphen = 2.0
   }
 
   /// The breaks for a text at one width: positions (character indexes) where a line starts.
@@ -47,12 +57,25 @@ struct LineBreaker {
     var hasDefect: Bool
     /// Whether some paragraph (verse line) wraps.
     var wrapsAParagraph: Bool
+    /// The breaks (among ``breaks``) that cut a word at a hyphen point: the line before gets a
+    /// hyphen.
+    var hyphens: [Int] = []
     /// How many times a line's cost was computed (for tests of the search's bound: at most
     /// ``LineBreaker/maximumLookBack`` + 1 per break opportunity).
     var evaluations = 0
   }
 
   let model: BreakModel
+  /// The text's hyphen points, found the first time a paragraph needs them (see
+  /// ``hyphenPoints()``); shared by the copies of this breaker.
+  let hyphenation = HyphenPoints()
+
+  /// Where the text may be broken with a hyphen, once known.
+  final class HyphenPoints {
+    /// For each position `0...count`: a hyphenated break may go before that character (`[]`:
+    /// nowhere).
+    var before: [Bool]?
+  }
 
   /// Characters after which a word too wide for its line may break.
   static let wordInnerBreaks: Set<Unicode.Scalar> = ["/", "?", "&", "=", "-", "\u{2010}", "\u{2013}", "\u{2014}"]
@@ -67,8 +90,19 @@ struct LineBreaker {
     var result = Result(
       breaks: [], lineCount: 0, cost: 0, hasWordFlaw: false, hasDefect: false, wrapsAParagraph: false)
     for paragraph in paragraphs() {
-      guard let set = breakParagraph(paragraph, width: width, turnoverWidth: width - max(0, indent)) else { return nil }
+      let turnoverWidth = width - max(0, indent)
+      var set = breakParagraph(paragraph, width: width, turnoverWidth: turnoverWidth, hyphens: nil)
+      // Hyphenation only where the paragraph needs it: a word wider than the line.
+      if set?.cutsAWord ?? true, let hyphens = hyphenPoints(),
+        hyphens[paragraph].contains(true),
+        let hyphenated = breakParagraph(paragraph, width: width, turnoverWidth: turnoverWidth, hyphens: hyphens),
+        set == nil || !hyphenated.cutsAWord
+      {
+        set = hyphenated
+      }
+      guard let set else { return nil }
       result.breaks += set.breaks
+      result.hyphens += set.hyphens
       result.lineCount += set.breaks.count + 1
       result.cost += set.cost
       result.evaluations += set.evaluations
@@ -77,6 +111,28 @@ struct LineBreaker {
       result.wrapsAParagraph = result.wrapsAParagraph || !set.breaks.isEmpty
     }
     return result
+  }
+
+  /// Where the text may be broken with a hyphen (``BreakModel/hyphenAdvance`` measured, patterns
+  /// installed for its language, long words that are not code-like), found once per breaker;
+  /// `nil` where nowhere. Points inside a grapheme cluster or a ligature (a character of no
+  /// advance) are left out.
+  func hyphenPoints() -> [Bool]? {
+    if let known = hyphenation.before { return known.isEmpty ? nil : known }
+    var before: [Bool] = []
+    if model.hyphenAdvance > 0 {
+      var text = String.UnicodeScalarView()
+      text.append(contentsOf: model.scalars)
+      let points = Hyphenation.points(in: model.scalars, languages: .detect(in: String(text)))
+      if !points.isEmpty {
+        before = [Bool](repeating: false, count: model.scalars.count + 1)
+        for point in points where model.allowsCharacterBreak[point] && model.advances[point] > 0 {
+          before[point] = true
+        }
+      }
+    }
+    hyphenation.before = before
+    return before.isEmpty ? nil : before
   }
 
   /// Each paragraph's characters, without its separator.
@@ -170,9 +226,14 @@ struct LineBreaker {
     var evaluations = 0
     var hasDefect: Bool = false
     var hasWordFlaw: Bool = false
+    var cutsAWord = false
+    var hyphens: [Int] = []
   }
 
-  private func breakParagraph(_ range: Range<Int>, width: Double, turnoverWidth: Double) -> ParagraphBreaks? {
+  /// The best breaks of one paragraph; `hyphens` (when given) adds hyphenated breaks.
+  private func breakParagraph(
+    _ range: Range<Int>, width: Double, turnoverWidth: Double, hyphens: [Bool]?
+  ) -> ParagraphBreaks? {
     guard !range.isEmpty else { return ParagraphBreaks(breaks: [], cost: 0) }
     let lower = range.lowerBound
     // Prefix sums of the advances, so a line's width is two lookups; and for each end, where the
@@ -183,12 +244,15 @@ struct LineBreaker {
       prefix[offset + 1] = prefix[offset] + model.advances[index]
       trimmedEnd[offset + 1] = model.isWhite[index] ? trimmedEnd[offset] : offset + 1
     }
-    /// The width of the characters `from..<to` (absolute indexes), without trailing white space.
+    /// The width of the characters `from..<to` (absolute indexes), without trailing white space,
+    /// with a hyphen where the line ends at a hyphen point.
     func lineWidth(_ from: Int, _ to: Int) -> Double {
-      prefix[max(from - lower, trimmedEnd[to - lower])] - prefix[from - lower]
+      let width = prefix[max(from - lower, trimmedEnd[to - lower])] - prefix[from - lower]
+      guard let hyphens, hyphens[to] else { return width }
+      return width + model.hyphenAdvance
     }
     let narrowest = min(width, turnoverWidth)
-    let positions = breakPositions(in: range, narrowest: narrowest, lineWidth: lineWidth)
+    let positions = breakPositions(in: range, narrowest: narrowest, lineWidth: lineWidth, hyphens: hyphens)
     // The paragraph start, the allowed breaks, the end. Pango's own opportunities are marked so
     // lines can count their words.
     let points = [range.lowerBound] + positions.map(\.position) + [range.upperBound]
@@ -257,6 +321,7 @@ struct LineBreaker {
         value += Cost.oneWordInnerLine
       }
       if !isLast && oneLetterEnd[to] { value += Cost.oneLetterLineEnd }
+      if let hyphens, hyphens[points[to]] { value += Cost.hyphen }
       return value
     }
 
@@ -314,7 +379,13 @@ struct LineBreaker {
       if line == 0 && !isLast && words(from, to) == 1 { result.hasWordFlaw = true }
       from = to
     }
-    if result.breaks.contains(where: cuts.contains) { result.hasWordFlaw = true }
+    if result.breaks.contains(where: cuts.contains) {
+      result.hasWordFlaw = true
+      result.cutsAWord = true
+    }
+    if let hyphens { result.hyphens = result.breaks.filter { hyphens[$0] } }
+    // A hyphen is a small flaw: a size a little smaller that needs none is better.
+    if !result.hyphens.isEmpty { result.hasDefect = true }
     result.hasDefect = result.hasDefect || result.hasWordFlaw
     return result
   }
@@ -328,14 +399,25 @@ struct LineBreaker {
   /// The positions inside `range` where a line may break: Pango's break opportunities, plus,
   /// inside a unit wider than `narrowest`, breaks after `/ ? & = -` and then between
   /// characters. `startsWord` marks where a new word starts (see ``startsWord(at:)``), `cutsWord`
-  /// a break between two letters of a word.
+  /// a break between two letters of a word. With `hyphens`, the hyphen points of a unit wider
+  /// than `narrowest` come first (and characters only inside a piece between them still wider).
   func breakPositions(
-    in range: Range<Int>, narrowest: Double, lineWidth: (Int, Int) -> Double
+    in range: Range<Int>, narrowest: Double, lineWidth: (Int, Int) -> Double, hyphens: [Bool]? = nil
   ) -> [(position: Int, startsWord: Bool, cutsWord: Bool)] {
     var result: [(position: Int, startsWord: Bool, cutsWord: Bool)] = []
     var unitStart = range.lowerBound
     func addInner(_ from: Int, _ to: Int) {
       guard lineWidth(from, to) > narrowest else { return }
+      // Only a word wider than the line is hyphenated.
+      if let hyphens, to - from > 1, hyphens[(from + 1)..<to].contains(true) {
+        let pieces = [from] + ((from + 1)..<to).filter { hyphens[$0] } + [to]
+        for (a, b) in zip(pieces, pieces.dropFirst()) {
+          if a != from { result.append((a, false, false)) }
+          guard lineWidth(a, b) > narrowest, b - a > 1 else { continue }
+          for index in (a + 1)..<b where model.allowsCharacterBreak[index] { result.append((index, false, true)) }
+        }
+        return
+      }
       // After the URL-like separators first.
       var pieces: [Int] = [from]
       for index in (from + 1)..<to where Self.wordInnerBreaks.contains(model.scalars[index - 1]) {

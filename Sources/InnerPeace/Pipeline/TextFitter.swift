@@ -189,7 +189,8 @@ struct TextFitter {
       // much narrower, if it gains no flaw (it may take a line more, if the height allows).
       var planned = result
       for attempt in 0..<3 {
-        let layout = makeLayout(TextFitter.text(of: breaker.model, breakingBefore: planned.breaks))
+        let layout = makeLayout(
+          TextFitter.text(of: breaker.model, breakingBefore: planned.breaks, hyphenating: planned.hyphens))
         if isVerse && planned.wrapsAParagraph { layout.setHangingIndent(ems: TextFitter.turnoverIndent) }
         measure.replaceQuote(layout)
         let broken = measure.measureBroken(candidate)
@@ -328,16 +329,19 @@ struct TextFitter {
   static let turnoverIndent = 1.0
 
   /// The text with a line separator (U+2028) before each break: it replaces the white space a
-  /// break follows, or is inserted where there is none (inside a URL, between ideographs).
-  static func text(of model: BreakModel, breakingBefore breaks: [Int]) -> String {
+  /// break follows, or is inserted where there is none (inside a URL, between ideographs). Breaks
+  /// in `hyphenating` (inside a word) get a hyphen (``Hyphenation/hyphen``) before the separator.
+  static func text(of model: BreakModel, breakingBefore breaks: [Int], hyphenating: [Int] = []) -> String {
     var scalars = String.UnicodeScalarView()
     var start = 0
+    let hyphenated = Set(hyphenating)
     for position in breaks + [model.scalars.count] {
       var end = position
       if position < model.scalars.count {
         while end > start && model.isWhite[end - 1] && model.scalars[end - 1] != "\n" { end -= 1 }
       }
       scalars.append(contentsOf: model.scalars[start..<end])
+      if hyphenated.contains(position) { scalars.append(Hyphenation.hyphen) }
       if position < model.scalars.count { scalars.append("\u{2028}") }
       start = position
     }
