@@ -14,8 +14,9 @@ struct HaloStrength: Equatable, Sendable {
 }
 
 /// What the halo stage saw and chose, for tests and tools: the text image's rectangle on the
-/// canvas, the text's coverage there (rows packed), the first row of the author line (if any)
-/// and the strength chosen for the quote and the author line.
+/// canvas, the text's coverage there (rows packed), the first row of the author line (if any),
+/// the strength chosen for the quote and the author line, and the photo under the text image
+/// before the halo and the text were drawn.
 struct HaloProbe: Sendable {
   var left: Int
   var top: Int
@@ -25,6 +26,19 @@ struct HaloProbe: Sendable {
   var authorRow: Int?
   var quoteStrength: HaloStrength
   var authorStrength: HaloStrength
+  /// The canvas's pixels under the text image (BGRX, 4 bytes a pixel, rows packed), before the
+  /// halo and the text are drawn.
+  var background: [UInt8] = []
+
+  /// The canvas's pixels in a rectangle (BGRX, rows packed); the canvas must be flushed.
+  static func copy(_ canvas: ImageSurface, left: Int, top: Int, width: Int, height: Int) -> [UInt8] {
+    var pixels = [UInt8](repeating: 0, count: 4 * width * height)
+    for y in 0..<height {
+      let row = canvas.data + (top + y) * canvas.stride + 4 * left
+      for x in 0..<(4 * width) { pixels[4 * width * y + x] = row[x] }
+    }
+    return pixels
+  }
 }
 
 /// Keeps white text readable on any photo: finds the least deepening of the halo that gives the

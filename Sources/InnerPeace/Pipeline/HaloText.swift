@@ -71,10 +71,14 @@ enum HaloText {
           &shadow, width: width, height: height, quote: strengths.quote, author: strengths.author,
           authorRow: authorRow, ramp: Int((sigmas.last ?? 0) * 2))
       }
-      probe?(
-        HaloProbe(
-          left: left, top: top, width: width, height: height, coverage: coverage, authorRow: authorRow,
-          quoteStrength: strengths.quote, authorStrength: strengths.author))
+      if let probe {
+        canvas.flush()
+        probe(
+          HaloProbe(
+            left: left, top: top, width: width, height: height, coverage: coverage, authorRow: authorRow,
+            quoteStrength: strengths.quote, authorStrength: strengths.author,
+            background: HaloProbe.copy(canvas, left: left, top: top, width: width, height: height)))
+      }
       return strengths
     }
 
