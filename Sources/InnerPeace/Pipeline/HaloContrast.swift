@@ -62,9 +62,9 @@ enum HaloContrast {
   static let maximumGain = 5.0
   /// The darkest shade next to the glyphs: 60 % black.
   static let maximumScrim = 0.6
-  /// How far the deepening reaches past the glyphs at full strength: the ring and two pixels
-  /// more. It then fades over about three times ``proximitySigma`` (about 9 px from the ink in
-  /// all), well inside the text image's margin, so it shows no edge.
+  /// How far the deepening reaches past the glyphs at full strength: the ring and a pixel more.
+  /// It then fades over about three times ``proximitySigma`` (about 7 px from the ink in all),
+  /// well inside the text image's margin, so it shows no edge.
   static let proximityRadius = ringRadius + 1
   /// The blur that fades the deepening out past ``proximityRadius``, in pixels.
   static let proximitySigma = 0.8
