@@ -68,6 +68,18 @@ enum HaloContrast {
   static let proximityRadius = ringRadius + 1
   /// The blur that fades the deepening out past ``proximityRadius``, in pixels.
   static let proximitySigma = 0.8
+  /// A lower bound of the proximity of every ring pixel (about 0.94 at a ring corner, 3 px from
+  /// the ink in x and y; rounded down).
+  static let ringProximity = 0.85
+
+  /// A strength found for full proximity, made to hold at the ring's least proximity
+  /// (``ringProximity``): every ring pixel then gets at least the passes and the shade it was
+  /// found to need.
+  static func scaled(_ strength: HaloStrength) -> HaloStrength {
+    guard strength != .plain else { return strength }
+    return HaloStrength(
+      gain: 1 + (strength.gain - 1) / ringProximity, scrim: min(1, strength.scrim / ringProximity))
+  }
   /// The share of ring pixels that must reach the target.
   static let quantile = 0.95
 
@@ -288,7 +300,7 @@ enum HaloContrast {
   /// at proximity `p` (0...1) a pixel's alpha `a` becomes `1 - (1 - a)^(1 + (gain - 1) p) (1 -
   /// scrim p)`: the full strength next to the glyphs, the plain halo a few pixels away. The
   /// quote's strength applies above `authorRow`, the author's from it, changing linearly over
-  /// the `ramp` rows before it.
+  /// the `ramp` rows before it (in quarters).
   static func deepen(
     _ shadow: inout [UInt8], proximity: [UInt8], width: Int, height: Int, quote: HaloStrength,
     author: HaloStrength, authorRow: Int?, ramp: Int
@@ -299,21 +311,37 @@ enum HaloContrast {
       if y >= authorRow { return (author.gain, author.scrim) }
       let start = authorRow - max(1, ramp)
       if y < start { return quoteStrength }
-      let t = Double(y - start) / Double(authorRow - start)
+      // In quarters, so a few tables serve the whole ramp.
+      let t = (Double(y - start) / Double(authorRow - start) * 4).rounded(.down) / 4
       return (quote.gain + (author.gain - quote.gain) * t, quote.scrim + (author.scrim - quote.scrim) * t)
     }
     guard quote != .plain || author != .plain else { return }
+    // One table per strength: the deepened alpha for each of 16 proximity levels (rounded up)
+    // and each alpha, so the pixels cost a look-up each.
+    let levels = 16
+    var table = [UInt8](repeating: 0, count: (levels + 1) * 256)
+    var tableStrength = (gain: -1.0, scrim: -1.0)
     shadow.withUnsafeMutableBufferPointer { mask in
       proximity.withUnsafeBufferPointer { proximity in
-        logClear.withUnsafeBufferPointer { logClear in
-          for y in 0..<height {
-            let (gain, scrim) = strength(atRow: y)
+        for y in 0..<height {
+          let rowStrength = strength(atRow: y)
+          if rowStrength != tableStrength {
+            for level in 0...levels {
+              let p = Double(level) / Double(levels)
+              for alpha in 0..<256 {
+                let clear =
+                  alpha == 255
+                  ? 0 : exp((1 + (rowStrength.gain - 1) * p) * logClear[alpha]) * (1 - rowStrength.scrim * p)
+                table[level * 256 + alpha] = UInt8((255 * (1 - clear)).rounded())
+              }
+            }
+            tableStrength = rowStrength
+          }
+          table.withUnsafeBufferPointer { table in
             let row = y * width
             for x in 0..<width where proximity[row + x] != 0 {
-              let p = Double(proximity[row + x]) / 255
-              let alpha = Int(mask[row + x])
-              let clear = alpha == 255 ? 0 : exp((1 + (gain - 1) * p) * logClear[alpha]) * (1 - scrim * p)
-              mask[row + x] = UInt8((255 * (1 - clear)).rounded())
+              let level = (Int(proximity[row + x]) * levels + 254) / 255
+              mask[row + x] = table[level * 256 + Int(mask[row + x])]
             }
           }
         }

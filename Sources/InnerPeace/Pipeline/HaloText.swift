@@ -33,10 +33,12 @@ enum HaloText {
       strengths = clock.measure(.blur) { image.strengths(on: canvas, quoteSize: fitted.quoteSize, proximity: nil) }
       // Too bright for the plain glow stacked alone: widen it before deepening it, so the glow
       // stays soft on small letters (its margin grows to hold the wider blur's whole reach).
+      var widened = false
       if widens(strengths, geometry: geometry) {
         let wide = sigmas.map { $0 * widening }
         if let wider = try shade(fitted, sigmas: wide, marginCap: .max, on: canvas, keepsCoverage: true, clock: clock) {
           image = wider
+          widened = true
         }
       }
       if strengths.quote != .plain || strengths.author != .plain {
@@ -44,7 +46,12 @@ enum HaloText {
           // Deepened next to the glyphs only: the photo between the lines keeps its colours,
           // and no shade shows where there are no letters.
           let proximity = HaloContrast.proximity(image.coverage, width: image.width, height: image.height)
-          strengths = image.strengths(on: canvas, quoteSize: fitted.quoteSize, proximity: proximity)
+          // The strengths found for full proximity hold, scaled by the ring's least proximity,
+          // for the same shadow; a widened one is judged again.
+          strengths =
+            widened
+            ? image.strengths(on: canvas, quoteSize: fitted.quoteSize, proximity: proximity)
+            : (HaloContrast.scaled(strengths.quote), HaloContrast.scaled(strengths.author))
           HaloContrast.deepen(
             &image.shadow, proximity: proximity, width: image.width, height: image.height, quote: strengths.quote,
             author: strengths.author, authorRow: image.authorRow, ramp: Int((image.sigmas.last ?? 0) * 2))
