@@ -174,7 +174,8 @@ struct FitterTests {
 
   /// An independent oracle: lays the text out with Pango exactly as `TextFitter` documents it
   /// (italic bundled family, word-char wrapping to the bounds less a 0.12 em overhang allowance,
-  /// an author line at 0.48 em (at least min(0.8 em, the minimum size)) after a 0.6 author-em
+  /// an author line at 0.48 em (at least min(0.8 em, the minimum size), and at least the author
+  /// floor: min(0.8 em, max(0.3 em, 3.5 % of the canvas's shorter side))) after a 0.6 author-em
   /// gap; block = ink ∪ logical) and checks that
   /// the chosen size fits and that *every* larger candidate does not, i.e. the bisection found
   /// the largest size, as a linear scan would.
@@ -339,7 +340,11 @@ struct LayoutOracle {
     }
     let quote = layout(text, pixels: Double(size))
     guard !author.isEmpty else { return quote.bounds }
-    let authorSize = max(Double(size) * 0.48, min(Double(size) * 0.8, Double(geometry.minimumSize)))
+    let authorSize = max(
+      Double(size) * 0.48, min(Double(size) * 0.8, Double(geometry.minimumSize)),
+      min(
+        0.8 * Double(size), max(0.3 * Double(size), 0.035 * Double(min(geometry.canvas.width, geometry.canvas.height))))
+    )
     // The oracle's texts all read left to right, so the author line gets a left-to-right mark.
     let authorLayout = layout("\u{200E}\u{2014} \(author)", pixels: authorSize)
     let top = quote.logical.y + quote.logical.height + authorSize * 0.6

@@ -49,18 +49,23 @@ struct LineBreakingTests {
 }
 
 extension LineBreakingTests {
+  /// The author line shrinks to fit one line down to its floor, then wraps to a second line at
+  /// the floor; only what a second line cannot hold is ellipsized.
   @Test(arguments: [Preset.og, .square, .story, .classic])
-  func authorLineNeverWraps(preset: Preset) throws {
+  func authorLineWrapsOnlyPastItsFloor(preset: Preset) throws {
     for author in ["Henry Wadsworth Longfellow", "Marcus Aurelius Antoninus Augustus, Emperor of Rome and Stoic"] {
       let (fitted, _) = try renderer.fitAndScan(
         "Be still, and the earth will speak to you.", author: author, preset: preset, scan: false)
       let layout = try #require(fitted.author)
-      #expect(layout.lineCount == 1, "\(author) at \(preset): \(layout.lineCount) lines")
-      #expect(fitted.authorSize >= max(12, Double(preset.geometry.minimumSize) * 0.75) - 0.001)
+      let floor = preset.geometry.authorFloor(forQuoteSize: fitted.quoteSize)
+      #expect(layout.lineCount <= 2, "\(author) at \(preset): \(layout.lineCount) lines")
+      #expect(fitted.authorSize >= floor - 0.001)
+      if layout.lineCount == 2 { #expect(abs(fitted.authorSize - floor) < 0.001, "wrapped above the floor") }
+      #expect(!layout.isEllipsized)
     }
     let long = String(repeating: "Name ", count: 39) + "End"
     let (fitted, _) = try renderer.fitAndScan("Quiet.", author: long, preset: preset, scan: false)
-    #expect(fitted.author?.lineCount == 1)
+    #expect(fitted.author?.lineCount == 2)
     #expect(fitted.author?.isEllipsized == true, "a 200-character author is ellipsized")
     #expect(fitted.truncated, "an ellipsized author line is reported as truncation")
   }

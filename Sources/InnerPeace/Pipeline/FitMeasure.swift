@@ -35,13 +35,14 @@ final class FitMeasure {
   }
 
   /// The author line's size for a quote size, before it is fitted to the width: smaller than the
-  /// quote, but never below legibility.
+  /// quote, but never below legibility nor below the floor
+  /// (``CardGeometry/authorFloor(forQuoteSize:)``).
   func baseAuthorSize(forQuoteSize size: Int) -> Double {
-    max(Double(size) * 0.48, min(Double(size) * 0.8, Double(geometry.minimumSize)))
+    max(Double(size) * 0.48, min(Double(size) * 0.8, Double(geometry.minimumSize)), authorFloor(forQuoteSize: size))
   }
 
-  /// The smallest size the author line shrinks to before it is ellipsized instead.
-  var minimumAuthorSize: Double { max(12, Double(geometry.minimumSize) * 0.75) }
+  /// The smallest size the author line shrinks to before it wraps to a second line instead.
+  func authorFloor(forQuoteSize size: Int) -> Double { geometry.authorFloor(forQuoteSize: size) }
 
   /// The author line's width unwrapped, at the reference size (measured once).
   private lazy var authorNaturalWidth: Double = {
@@ -58,12 +59,12 @@ final class FitMeasure {
     return natural > 0 ? width / natural * TextLayout.referenceSize : .infinity
   }
 
-  /// The author line's size for a quote size. The author line never wraps: where it is wider
-  /// than the quote's wrap width it shrinks, down to ``minimumAuthorSize``, and is then
-  /// ellipsized (the author layout ellipsizes its one line).
+  /// The author line's size for a quote size. Where the author line is wider than the quote's
+  /// wrap width it shrinks to fit one line, down to ``authorFloor(forQuoteSize:)``; past that it
+  /// keeps the floor and wraps to a second line (the author layout ellipsizes a third).
   func authorSize(forQuoteSize size: Int) -> Double {
     let base = baseAuthorSize(forQuoteSize: size)
-    return max(min(base, minimumAuthorSize), min(base, authorSizeFitting(wrapWidth(size)) * 0.999))
+    return max(authorFloor(forQuoteSize: size), min(base, authorSizeFitting(wrapWidth(size)) * 0.999))
   }
 
   /// A lower bound of ``authorSize(forQuoteSize:)`` for `size` and every larger candidate,
@@ -71,7 +72,7 @@ final class FitMeasure {
   /// its value at the start size).
   private func authorSizeLowerBound(forQuoteSize size: Int) -> Double {
     let base = baseAuthorSize(forQuoteSize: size)
-    return max(min(base, minimumAuthorSize), min(base, authorSizeFitting(wrapWidth(geometry.startSize)) * 0.999))
+    return max(authorFloor(forQuoteSize: size), min(base, authorSizeFitting(wrapWidth(geometry.startSize)) * 0.999))
   }
 
   /// Room between the quote's last line and the author line (from the base size, so it does
@@ -162,7 +163,7 @@ final class FitMeasure {
     let width = lines.width
     var bottom = lines.maxY
     if let author {
-      // One line (it never wraps), at most as wide as its wrap width: only its height counts.
+      // At least one line (it wraps to two only past its floor): one line's height is a bound.
       author.setPixelSize(authorSizeLowerBound(forQuoteSize: size))
       author.setWidth(boundsWidth)
       bottom += gap(forQuoteSize: size) + author.extents.logical.maxY

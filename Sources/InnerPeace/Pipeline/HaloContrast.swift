@@ -1,21 +1,26 @@
 import Foundation
 
-/// How much the halo is deepened over a bright photo: the shadow stacked more times, and, where
-/// that alone is not enough, a light, widely feathered scrim behind the text block.
+/// How much the halo is deepened over a bright photo, close to the glyphs only (see
+/// ``HaloContrast/proximity(_:width:height:)``): the shadow stacked more times, and, where that
+/// alone is not enough, a light shade that hugs the letters.
 struct HaloStrength: Equatable, Sendable {
-  /// How many times the shadow mask is stacked over itself, `1 - (1 - alpha)^gain` (at least 1:
-  /// the plain halo; fractions allowed). Like adding passes, it darkens the faint tail most and
-  /// never turns the glow into a hard edge.
+  /// How many times the shadow mask is stacked over itself next to the glyphs,
+  /// `1 - (1 - alpha)^gain` (at least 1: the plain halo; fractions allowed), fading back to the
+  /// plain halo a few pixels away from them. Like adding passes, it never turns the glow into a
+  /// hard edge.
   var gain: Double = 1
-  /// The opacity of the black scrim behind the block, from 0 up to ``HaloContrast/maximumScrim``.
+  /// The opacity of the black shade next to the glyphs (fading with the same proximity), from 0
+  /// up to ``HaloContrast/maximumScrim``. There is no shade where there are no letters: no box
+  /// shows on a bright photo.
   var scrim: Double = 0
 
   static let plain = HaloStrength()
 }
 
 /// What the halo stage saw and chose, for tests and tools: the text image's rectangle on the
-/// canvas, the text's coverage there (rows packed), the first row of the author line (if any)
-/// and the strength chosen for the quote and the author line.
+/// canvas, the text's coverage there (rows packed), the first row of the author line (if any),
+/// the strength chosen for the quote and the author line, and the photo under the text image
+/// before the halo and the text were drawn.
 struct HaloProbe: Sendable {
   var left: Int
   var top: Int
@@ -25,6 +30,19 @@ struct HaloProbe: Sendable {
   var authorRow: Int?
   var quoteStrength: HaloStrength
   var authorStrength: HaloStrength
+  /// The canvas's pixels under the text image (BGRX, 4 bytes a pixel, rows packed), before the
+  /// halo and the text are drawn.
+  var background: [UInt8] = []
+
+  /// The canvas's pixels in a rectangle (BGRX, rows packed); the canvas must be flushed.
+  static func copy(_ canvas: ImageSurface, left: Int, top: Int, width: Int, height: Int) -> [UInt8] {
+    var pixels = [UInt8](repeating: 0, count: 4 * width * height)
+    for y in 0..<height {
+      let row = canvas.data + (top + y) * canvas.stride + 4 * left
+      for x in 0..<(4 * width) { pixels[4 * width * y + x] = row[x] }
+    }
+    return pixels
+  }
 }
 
 /// Keeps white text readable on any photo: finds the least deepening of the halo that gives the
@@ -42,8 +60,26 @@ enum HaloContrast {
   static let ringRadius = 3
   /// The most passes: past them the glow would read as a black outline.
   static let maximumGain = 5.0
-  /// The darkest scrim: 25 % black.
-  static let maximumScrim = 0.25
+  /// The darkest shade next to the glyphs: 60 % black.
+  static let maximumScrim = 0.6
+  /// How far the deepening reaches past the glyphs at full strength: the ring and a pixel more.
+  /// It then fades over about three times ``proximitySigma`` (about 7 px from the ink in all),
+  /// well inside the text image's margin, so it shows no edge.
+  static let proximityRadius = ringRadius + 1
+  /// The blur that fades the deepening out past ``proximityRadius``, in pixels.
+  static let proximitySigma = 0.8
+  /// A lower bound of the proximity of every ring pixel (about 0.94 at a ring corner, 3 px from
+  /// the ink in x and y; rounded down).
+  static let ringProximity = 0.85
+
+  /// A strength found for full proximity, made to hold at the ring's least proximity
+  /// (``ringProximity``): every ring pixel then gets at least the passes and the shade it was
+  /// found to need.
+  static func scaled(_ strength: HaloStrength) -> HaloStrength {
+    guard strength != .plain else { return strength }
+    return HaloStrength(
+      gain: 1 + (strength.gain - 1) / ringProximity, scrim: min(1, strength.scrim / ringProximity))
+  }
   /// The share of ring pixels that must reach the target.
   static let quantile = 0.95
 
@@ -109,8 +145,7 @@ enum HaloContrast {
 
   /// Nonzero where a covered pixel lies within ``ringRadius`` in the same row, else 0: the row's
   /// largest coverage within that reach (byte maxima over shifted rows, a vectorised C kernel).
-  static func grownAcross(_ coverage: [UInt8], width: Int, height: Int) -> [UInt8] {
-    let radius = ringRadius
+  static func grownAcross(_ coverage: [UInt8], width: Int, height: Int, radius: Int = ringRadius) -> [UInt8] {
     var across = coverage
     coverage.withUnsafeBufferPointer { source in
       across.withUnsafeMutableBufferPointer { target in
@@ -136,9 +171,11 @@ enum HaloContrast {
   ///   - background: the canvas's pixels (BGRX) at the text image's top-left corner.
   ///   - stride: bytes per canvas row.
   ///   - quoteSize: the quote's size in pixels: from 48 px its lines are sampled.
+  ///   - proximity: how close each pixel is to the glyphs (``proximity(_:width:height:)``), which
+  ///     scales the deepening there; `nil` deepens every pixel fully.
   static func strengths(
     coverage: [UInt8], shadow: [UInt8], width: Int, height: Int, background: UnsafePointer<UInt8>, stride: Int,
-    authorRow: Int?, quoteSize: Int
+    authorRow: Int?, quoteSize: Int, proximity: [UInt8]? = nil
   ) -> (quote: HaloStrength, author: HaloStrength) {
     let quoteStep = quoteSize >= 48 ? 2 : 1
     // Large letters are judged on every other pixel of every other row (a quarter of the work,
@@ -176,7 +213,11 @@ enum HaloContrast {
                 let index = min(4096, Int(luminance * 4096))
                 let factor = targetRoot / root[index]
                 guard factor < 1 else { continue }
-                needs[line].append((factor, Double(shadow[y * width + x]) / 255, logTargetRoot - logRoot[index]))
+                needs[line].append(
+                  (
+                    factor, Double(shadow[y * width + x]) / 255, logTargetRoot - logRoot[index],
+                    proximity.map { Double($0[y * width + x]) / 255 } ?? 1
+                  ))
               }
             }
           }
@@ -190,26 +231,30 @@ enum HaloContrast {
   /// `needs` being the pixels short of it. The quantiles are read from histograms (steps of
   /// 1/100 in gain, 1/1000 in scrim, rounded up): linear time, however many pixels.
   /// A ring pixel short of the target: the factor its colour must shrink by (and its logarithm),
-  /// and the plain shadow's alpha there.
-  typealias Need = (factor: Double, shadow: Double, logFactor: Double)
+  /// the plain shadow's alpha there, and its proximity to the glyphs (0...1).
+  typealias Need = (factor: Double, shadow: Double, logFactor: Double, proximity: Double)
 
   private static func strength(_ needs: [Need], ringCount: Int) -> HaloStrength {
     // How many pixels may stay short of the target.
     let allowed = Int((Double(ringCount) * (1 - quantile)).rounded(.down))
     guard needs.count > allowed else { return .plain }
-    // The passes each pixel needs: (1 - alpha)^gain must come down to its factor.
+    // The passes each pixel needs: (1 - alpha)^exponent must come down to its factor, where the
+    // exponent is 1 + (gain - 1) x proximity.
     let gainSteps = Int(maximumGain * 100)
     let gainBucket = upperQuantile(of: needs, buckets: gainSteps + 1, allowed: allowed) { need in
       let shadow = Int((need.shadow * 255).rounded())
-      guard shadow > 0 else { return gainSteps }
+      guard shadow > 0, need.proximity > 0 else { return gainSteps }
       guard shadow < 255 else { return 0 }
-      return min(gainSteps, Int((need.logFactor / logClear[shadow] * 100).rounded(.up)))
+      let exponent = need.logFactor / logClear[shadow]
+      return min(gainSteps, max(0, Int(((1 + (exponent - 1) / need.proximity) * 100).rounded(.up))))
     }
     if gainBucket < gainSteps { return HaloStrength(gain: max(1, Double(gainBucket) / 100), scrim: 0) }
-    // The gain alone is not enough: the scrim takes what is left.
+    // The gain alone is not enough: the shade takes what is left.
     let scrimBucket = upperQuantile(of: needs, buckets: 1001, allowed: allowed) { need in
-      let alpha = 1 - pow(1 - need.shadow, maximumGain)
-      return alpha >= 1 ? 0 : min(1000, Int((max(0, 1 - need.factor / (1 - alpha)) * 1000).rounded(.up)))
+      guard need.proximity > 0 else { return 1000 }
+      let alpha = 1 - pow(1 - need.shadow, 1 + (maximumGain - 1) * need.proximity)
+      let shade = max(0, 1 - need.factor / (1 - alpha)) / need.proximity
+      return alpha >= 1 ? 0 : min(1000, Int((shade * 1000).rounded(.up)))
     }
     return HaloStrength(gain: maximumGain, scrim: min(maximumScrim, Double(scrimBucket) / 1000))
   }
@@ -229,64 +274,78 @@ enum HaloContrast {
     return 0
   }
 
-  /// Deepens `shadow` (a `width` x `height` mask, rows packed): the quote's passes above
-  /// `authorRow`, the author's from it, changing linearly over the `ramp` rows before it.
-  static func deepen(
-    _ shadow: inout [UInt8], width: Int, height: Int, quote: HaloStrength, author: HaloStrength, authorRow: Int?,
-    ramp: Int
-  ) {
-    func gain(atRow y: Int) -> Double {
-      guard let authorRow, author.gain != quote.gain else { return quote.gain }
-      if y >= authorRow { return author.gain }
-      let start = authorRow - max(1, ramp)
-      if y < start { return quote.gain }
-      return quote.gain + (author.gain - quote.gain) * Double(y - start) / Double(authorRow - start)
-    }
-    guard quote.gain > 1 || author.gain > 1 else { return }
-    shadow.withUnsafeMutableBufferPointer { mask in
-      var table = [UInt8](repeating: 0, count: 256)
-      var tableGain = -1.0
-      for y in 0..<height {
-        let rowGain = gain(atRow: y)
-        if rowGain != tableGain {
-          for value in 0..<256 {
-            table[value] = UInt8((255 * (1 - pow(1 - Double(value) / 255, rowGain))).rounded())
+  /// How close each pixel of a `width` x `height` coverage (rows packed) is to the glyphs, 0...255:
+  /// 255 within ``proximityRadius`` (in x and y) of a covered pixel, fading smoothly to 0 over
+  /// about three ``proximitySigma`` past it (the grown coverage, blurred).
+  static func proximity(_ coverage: [UInt8], width: Int, height: Int) -> [UInt8] {
+    let radius = proximityRadius
+    let across = grownAcross(coverage, width: width, height: height, radius: radius)
+    var grown = [UInt8](repeating: 0, count: coverage.count)
+    across.withUnsafeBufferPointer { across in
+      grown.withUnsafeMutableBufferPointer { grown in
+        guard let rows = across.baseAddress, let target = grown.baseAddress else { return }
+        for y in 0..<height {
+          let out = target + y * width
+          for other in max(0, y - radius)..<min(height, y + radius + 1) {
+            Blur.maximum(into: out, rows + other * width, count: width)
           }
-          tableGain = rowGain
         }
-        let row = y * width
-        for x in 0..<width { mask[row + x] = table[Int(mask[row + x])] }
+        for index in 0..<grown.count where grown[index] != 0 { grown[index] = 255 }
       }
     }
+    return Blur.gaussian(grown, width: width, height: height, sigma: proximitySigma)
   }
 
-  /// The scrim's mask: `opacity` behind `block` (canvas coordinates), fading smoothly to nothing
-  /// `feather` pixels outside it (the product of a fade across and a fade down, so the corners
-  /// round off); its origin and size on the canvas.
-  static func scrim(
-    opacity: Double, block: PixelRect, feather: Double, canvasWidth: Int, canvasHeight: Int
-  ) -> (mask: [UInt8], left: Int, top: Int, width: Int, height: Int)? {
-    let left = max(0, Int((block.x - feather).rounded(.down)))
-    let top = max(0, Int((block.y - feather).rounded(.down)))
-    let right = min(canvasWidth, Int((block.maxX + feather).rounded(.up)))
-    let bottom = min(canvasHeight, Int((block.maxY + feather).rounded(.up)))
-    let (width, height) = (right - left, bottom - top)
-    guard opacity > 0, width > 0, height > 0 else { return nil }
-    func fade(_ distance: Double) -> Double {
-      let t = min(1, distance / feather)
-      return 1 - t * t * (3 - 2 * t)
+  /// Deepens `shadow` (a `width` x `height` mask, rows packed) by the proximity to the glyphs:
+  /// at proximity `p` (0...1) a pixel's alpha `a` becomes `1 - (1 - a)^(1 + (gain - 1) p) (1 -
+  /// scrim p)`: the full strength next to the glyphs, the plain halo a few pixels away. The
+  /// quote's strength applies above `authorRow`, the author's from it, changing linearly over
+  /// the `ramp` rows before it (in quarters).
+  static func deepen(
+    _ shadow: inout [UInt8], proximity: [UInt8], width: Int, height: Int, quote: HaloStrength,
+    author: HaloStrength, authorRow: Int?, ramp: Int
+  ) {
+    func strength(atRow y: Int) -> (gain: Double, scrim: Double) {
+      let quoteStrength = (quote.gain, quote.scrim)
+      guard let authorRow, author != quote else { return quoteStrength }
+      if y >= authorRow { return (author.gain, author.scrim) }
+      let start = authorRow - max(1, ramp)
+      if y < start { return quoteStrength }
+      // In quarters, so a few tables serve the whole ramp.
+      let t = (Double(y - start) / Double(authorRow - start) * 4).rounded(.down) / 4
+      return (quote.gain + (author.gain - quote.gain) * t, quote.scrim + (author.scrim - quote.scrim) * t)
     }
-    let across = (0..<width).map { x in
-      let centre = Double(left + x) + 0.5
-      return fade(max(0, block.x - centre, centre - block.maxX))
+    guard quote != .plain || author != .plain else { return }
+    // One table per strength: the deepened alpha for each of 16 proximity levels (rounded up)
+    // and each alpha, so the pixels cost a look-up each.
+    let levels = 16
+    var table = [UInt8](repeating: 0, count: (levels + 1) * 256)
+    var tableStrength = (gain: -1.0, scrim: -1.0)
+    shadow.withUnsafeMutableBufferPointer { mask in
+      proximity.withUnsafeBufferPointer { proximity in
+        for y in 0..<height {
+          let rowStrength = strength(atRow: y)
+          if rowStrength != tableStrength {
+            for level in 0...levels {
+              let p = Double(level) / Double(levels)
+              for alpha in 0..<256 {
+                let clear =
+                  alpha == 255
+                  ? 0 : exp((1 + (rowStrength.gain - 1) * p) * logClear[alpha]) * (1 - rowStrength.scrim * p)
+                table[level * 256 + alpha] = UInt8((255 * (1 - clear)).rounded())
+              }
+            }
+            tableStrength = rowStrength
+          }
+          table.withUnsafeBufferPointer { table in
+            let row = y * width
+            for x in 0..<width where proximity[row + x] != 0 {
+              let level = (Int(proximity[row + x]) * levels + 254) / 255
+              mask[row + x] = table[level * 256 + Int(mask[row + x])]
+            }
+          }
+        }
+      }
     }
-    var mask = [UInt8](repeating: 0, count: width * height)
-    for y in 0..<height {
-      let centre = Double(top + y) + 0.5
-      let down = 255 * opacity * fade(max(0, block.y - centre, centre - block.maxY))
-      guard down > 0 else { continue }
-      for x in 0..<width { mask[y * width + x] = UInt8((down * across[x]).rounded()) }
-    }
-    return (mask, left, top, width, height)
   }
 }

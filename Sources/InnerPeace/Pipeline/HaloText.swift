@@ -4,7 +4,9 @@ import Foundation
 /// blurred 2, 4, 6, 8 and 10 pt at the app's 240 px start size and in proportion to the letters
 /// at any other size (``CardGeometry/shadowSigmas(forQuoteSize:)``), in a text image up to 30 pt
 /// larger than the text on every side. Over a bright photo the shadow is deepened just enough
-/// for the letters to keep their contrast (``HaloContrast``).
+/// for the letters to keep their contrast (``HaloContrast``), close to the glyphs only; where
+/// the plain glow stacked as far as it goes is not enough, it is first widened
+/// (``widening``), then deepened, and a light shade hugging the letters takes the rest.
 ///
 /// Memory: the text's coverage (one byte a pixel of that image), two blur buffers and the shadow
 /// mask; the text itself is drawn straight onto the canvas.
@@ -21,6 +23,111 @@ enum HaloText {
     throws(InnerPeaceError)
   {
     let sigmas = geometry.shadowSigmas(forQuoteSize: Double(fitted.quoteSize))
+    let keepsCoverage = measuresContrast || probe != nil
+    guard
+      var image = try shade(
+        fitted, sigmas: sigmas, marginCap: geometry.haloMargin, on: canvas, keepsCoverage: keepsCoverage, clock: clock)
+    else { return }
+    var strengths = (quote: HaloStrength.plain, author: HaloStrength.plain)
+    if measuresContrast {
+      strengths = clock.measure(.blur) { image.strengths(on: canvas, quoteSize: fitted.quoteSize, proximity: nil) }
+      // Too bright for the plain glow stacked alone: widen it before deepening it, so the glow
+      // stays soft on small letters (its margin grows to hold the wider blur's whole reach).
+      var widened = false
+      if widens(strengths, geometry: geometry) {
+        let wide = sigmas.map { $0 * widening }
+        if let wider = try shade(fitted, sigmas: wide, marginCap: .max, on: canvas, keepsCoverage: true, clock: clock) {
+          image = wider
+          widened = true
+        }
+      }
+      if strengths.quote != .plain || strengths.author != .plain {
+        clock.measure(.blur) {
+          // Deepened next to the glyphs only: the photo between the lines keeps its colours,
+          // and no shade shows where there are no letters.
+          let proximity = HaloContrast.proximity(image.coverage, width: image.width, height: image.height)
+          // The strengths found for full proximity hold, scaled by the ring's least proximity,
+          // for the same shadow; a widened one is judged again.
+          strengths =
+            widened
+            ? image.strengths(on: canvas, quoteSize: fitted.quoteSize, proximity: proximity)
+            : (HaloContrast.scaled(strengths.quote), HaloContrast.scaled(strengths.author))
+          HaloContrast.deepen(
+            &image.shadow, proximity: proximity, width: image.width, height: image.height, quote: strengths.quote,
+            author: strengths.author, authorRow: image.authorRow, ramp: Int((image.sigmas.last ?? 0) * 2))
+        }
+      }
+    }
+    let (left, top, width, height) = (image.left, image.top, image.width, image.height)
+    if let probe {
+      canvas.flush()
+      probe(
+        HaloProbe(
+          left: left, top: top, width: width, height: height, coverage: image.coverage, authorRow: image.authorRow,
+          quoteStrength: strengths.quote, authorStrength: strengths.author,
+          background: HaloProbe.copy(canvas, left: left, top: top, width: width, height: height)))
+    }
+
+    // 3. Shadows in black through the mask, then the text over them.
+    var shadow = image.shadow
+    image.shadow = []
+    try clock.measure(.draw) { () throws(InnerPeaceError) in
+      let mask = try ImageSurface(mask: shadow, width: width, height: height)
+      shadow = []  // the mask holds it now
+      let context = try DrawingContext(surface: canvas)
+      context.setSource(red: 0, green: 0, blue: 0)
+      context.paint(through: mask, x: Double(left), y: Double(top))
+      // Then the text itself, white (colour emoji keep their colours), clipped to the same
+      // rectangle. Drawn straight onto the canvas it gives the same pixels as a colour text layer
+      // painted over it, without that layer.
+      context.clip(x: Double(left), y: Double(top), width: Double(width), height: Double(height))
+      context.setSource(red: 1, green: 1, blue: 1)
+      draw(fitted, in: context, offsetX: 0, offsetY: 0)
+      try context.check()
+      canvas.flush()
+    }
+  }
+
+  /// How much wider the halo's blurs get over a photo too bright for the plain glow.
+  static let widening = 1.25
+
+  /// Whether the halo is widened: the plain glow, stacked as far as it goes, still leaves the
+  /// letters short of contrast (a shade would be needed). `classic` keeps the app's blur.
+  static func widens(_ strengths: (quote: HaloStrength, author: HaloStrength), geometry: CardGeometry) -> Bool {
+    !geometry.keepsAppHalo && (strengths.quote.scrim > 0 || strengths.author.scrim > 0)
+  }
+
+  /// The text image: its rectangle on the canvas, the text's coverage there (when kept), the
+  /// plain stacked shadow, the first row of the author line, and the blurs it was made with.
+  struct TextImage {
+    var left: Int
+    var top: Int
+    var width: Int
+    var height: Int
+    var coverage: [UInt8]
+    var shadow: [UInt8]
+    var authorRow: Int?
+    var sigmas: [Double]
+
+    /// The strengths that bring the text to its contrast over the canvas under this image.
+    func strengths(on canvas: ImageSurface, quoteSize: Int, proximity: [UInt8]?) -> (
+      quote: HaloStrength, author: HaloStrength
+    ) {
+      canvas.flush()
+      return HaloContrast.strengths(
+        coverage: coverage, shadow: shadow, width: width, height: height,
+        background: UnsafePointer(canvas.data + top * canvas.stride + 4 * left), stride: canvas.stride,
+        authorRow: authorRow, quoteSize: quoteSize, proximity: proximity)
+    }
+  }
+
+  /// Draws the text's coverage into a text image large enough for the halo of `sigmas` (at most
+  /// `marginCap` pixels past the text on every side) and blurs it into the plain stacked shadow;
+  /// `nil` when the image is empty.
+  private static func shade(
+    _ fitted: FittedText, sigmas: [Double], marginCap: Int, on canvas: ImageSurface, keepsCoverage: Bool,
+    clock: StageClock
+  ) throws(InnerPeaceError) -> TextImage? {
     // The text image: the text's rectangle grown by the halo margin, clipped to the canvas. Past
     // the widest blur's reach the halo is exactly zero, so the margin stops there when that is
     // nearer than the app's 30 pt: same pixels, less to blur and composite.
@@ -28,14 +135,14 @@ enum HaloText {
       sigmas.map { sigma in
         max(Blur.boxRadii(sigma: sigma).reduce(0, +), 2 * Blur.boxRadii(sigma: sigma / 2).reduce(0, +) + 1) + 2
       }.max() ?? 0
-    let margin = Double(min(geometry.haloMargin, reach))
+    let margin = Double(min(marginCap, reach))
     let left = max(0, Int((fitted.block.x - margin).rounded(.down)))
     let top = max(0, Int((fitted.block.y - margin).rounded(.down)))
     let right = min(canvas.width, Int((fitted.block.maxX + margin).rounded(.up)))
     let bottom = min(canvas.height, Int((fitted.block.maxY + margin).rounded(.up)))
     let width = right - left
     let height = bottom - top
-    guard width > 0, height > 0 else { return }
+    guard width > 0, height > 0 else { return nil }
 
     // 1. The text's coverage, in an 8-bit layer (a quarter of a colour layer's memory), copied
     // out with rows packed; the layer goes at the end of this scope.
@@ -47,66 +154,19 @@ enum HaloText {
       return coverage.packedRows(bytesPerRow: width)
     }
 
-    // 2. The coverage, blurred once per shadow, stacked into one shadow mask, deepened where the
-    // photo under the text is bright.
-    var shadow: [UInt8] = []
-    let strengths = clock.measure(.blur) { () -> (quote: HaloStrength, author: HaloStrength) in
+    // 2. The coverage, blurred once per shadow, stacked into one shadow mask.
+    return clock.measure(.blur) { () -> TextImage in
       // Taken, not copied: the blur works in the coverage's own buffer when nothing else keeps it.
       let alpha = drawnCoverage.take()!
-      let keepsCoverage = measuresContrast || probe != nil
       let coverage = keepsCoverage ? alpha : []
-      shadow = Blur.shadow(of: consume alpha, width: width, height: height, sigmas: sigmas)
+      let shadow = Blur.shadow(of: consume alpha, width: width, height: height, sigmas: sigmas)
       var authorRow: Int?
       if let author = fitted.author {
         authorRow = min(height, max(0, Int((fitted.authorOrigin.y + author.bounds.y).rounded(.down)) - top))
       }
-      var strengths = (quote: HaloStrength.plain, author: HaloStrength.plain)
-      if measuresContrast {
-        canvas.flush()
-        strengths = HaloContrast.strengths(
-          coverage: coverage, shadow: shadow, width: width, height: height,
-          background: UnsafePointer(canvas.data + top * canvas.stride + 4 * left), stride: canvas.stride,
-          authorRow: authorRow, quoteSize: fitted.quoteSize)
-        HaloContrast.deepen(
-          &shadow, width: width, height: height, quote: strengths.quote, author: strengths.author,
-          authorRow: authorRow, ramp: Int((sigmas.last ?? 0) * 2))
-      }
-      probe?(
-        HaloProbe(
-          left: left, top: top, width: width, height: height, coverage: coverage, authorRow: authorRow,
-          quoteStrength: strengths.quote, authorStrength: strengths.author))
-      return strengths
-    }
-
-    // 3. Shadows in black through the mask, then the text over them.
-    try clock.measure(.draw) { () throws(InnerPeaceError) in
-      let mask = try ImageSurface(mask: shadow, width: width, height: height)
-      shadow = []  // the mask holds it now
-      let context = try DrawingContext(surface: canvas)
-      context.setSource(red: 0, green: 0, blue: 0)
-      // Over a photo too bright for the halo alone, first a light scrim, feathered over most of a
-      // line's height so it reads as a shade, not a box.
-      let scrimOpacity = max(strengths.quote.scrim, strengths.author.scrim)
-      let ringReach = Double(HaloContrast.ringRadius + 1)
-      if let scrim = HaloContrast.scrim(
-        opacity: scrimOpacity,
-        block: PixelRect(
-          x: fitted.block.x - ringReach, y: fitted.block.y - ringReach, width: fitted.block.width + 2 * ringReach,
-          height: fitted.block.height + 2 * ringReach),
-        feather: max(margin, Double(fitted.quoteSize)), canvasWidth: canvas.width, canvasHeight: canvas.height)
-      {
-        let scrimSurface = try ImageSurface(mask: scrim.mask, width: scrim.width, height: scrim.height)
-        context.paint(through: scrimSurface, x: Double(scrim.left), y: Double(scrim.top))
-      }
-      context.paint(through: mask, x: Double(left), y: Double(top))
-      // Then the text itself, white (colour emoji keep their colours), clipped to the same
-      // rectangle. Drawn straight onto the canvas it gives the same pixels as a colour text layer
-      // painted over it, without that layer.
-      context.clip(x: Double(left), y: Double(top), width: Double(width), height: Double(height))
-      context.setSource(red: 1, green: 1, blue: 1)
-      draw(fitted, in: context, offsetX: 0, offsetY: 0)
-      try context.check()
-      canvas.flush()
+      return TextImage(
+        left: left, top: top, width: width, height: height, coverage: coverage, shadow: shadow,
+        authorRow: authorRow, sigmas: sigmas)
     }
   }
 

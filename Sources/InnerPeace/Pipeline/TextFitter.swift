@@ -54,7 +54,7 @@ struct TextFitter {
       let mark = quote.isRightToLeft ? "\u{200F}" : "\u{200E}"
       let layout = TextLayout(context: context, text: "\(mark)\u{2014} \(author)", family: family)
       layout.setAlignment(alignment == .center ? .center : .natural)
-      layout.ellipsizeEachLine()
+      layout.limitLines(TextLayout.authorMaximumLines)
       authorLayout = layout
     }
     // Where the author line's edge goes relative to the quote's, when the quote is wrapped
