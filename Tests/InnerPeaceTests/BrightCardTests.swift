@@ -156,13 +156,15 @@ struct BrightCardTests {
       "yellow petals in the block: \(before.count) px, hue \(hueBefore) -> \(hueAfter), chroma kept \(chromaKept), "
         + "L* \(before.l / Double(before.count)) -> \(after.l / Double(before.count))")
     #expect(abs(hueAfter - hueBefore) <= 4, "the petals' hue moves \(hueBefore) -> \(hueAfter)")
-    #expect(chromaKept >= 0.89, "the petals keep only \(chromaKept) of their chroma")
+    // 86 % with the block-wide deepening this replaced; 88.9 % with the measure rule's smaller
+    // letters and the focus crop (more of the block is near a glyph), 90.5 % before them.
+    #expect(chromaKept >= 0.88, "the petals keep only \(chromaKept) of their chroma")
     #expect(lightnessDrop <= 10, "the petals darken by \(lightnessDrop) L* on average")
   }
 
   // MARK: Author line
 
-  /// The floor: 3.5 % of the canvas's shorter side and 0.4 of the quote's size, at most 0.8 of it.
+  /// The floor: 3.5 % of the canvas's shorter side and 0.3 of the quote's size, at most 0.8 of it.
   static func floor(_ preset: Preset, quoteSize: Int) -> Double {
     let size = preset.size
     return min(0.8 * Double(quoteSize), max(0.3 * Double(quoteSize), 0.035 * Double(min(size.width, size.height))))
@@ -207,5 +209,9 @@ struct BrightCardTests {
     // The two author lines are inside the block: it is taller than the quote's lines alone.
     let authorBottom = fitted.authorOrigin.y + (fitted.author?.bounds.maxY ?? 0)
     #expect(authorBottom <= fit.block.y + fit.block.height + 0.5, "the author's second line is outside the block")
+    // The second line starts under the name, not under the dash: "— " is 1.13 em of EB Garamond.
+    let authorLayout = try #require(fitted.author)
+    let indent = authorLayout.lineStart(1) - authorLayout.lineStart(0)
+    #expect(abs(indent - 1.131 * fitted.authorSize) <= 0.05 * fitted.authorSize, "turnover indent \(indent) px")
   }
 }

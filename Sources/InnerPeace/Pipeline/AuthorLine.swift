@@ -7,7 +7,7 @@ extension CardGeometry {
   static let authorFloorShareOfCanvas = 0.035
 
   /// The smallest size the author line is set at, for a quote set at `quoteSize` pixels: 3.5 %
-  /// of the canvas's shorter side, and at least 0.4 of the quote's size, but never more than
+  /// of the canvas's shorter side, and at least 0.3 of the quote's size, but never more than
   /// 0.8 of it (the author line stays smaller than the quote).
   ///
   /// An author line too long for one line at its size shrinks down to this floor, no further:
@@ -28,5 +28,13 @@ extension TextLayout {
   func limitLines(_ lines: Int) {
     pango_layout_set_ellipsize(handle, PANGO_ELLIPSIZE_END)
     pango_layout_set_height(handle, Int32(-max(1, lines)))
+  }
+
+  /// Sets the author line's turnover under the name rather than under the dash: a hanging indent
+  /// as wide as the text's first `characters` (the direction mark, the dash and the space), as
+  /// set in this layout's own faces. Call before any width is set (it lays the text out unwrapped).
+  func hangTurnoverAfterLead(characters: Int) {
+    let lead = breakModel().advances.prefix(characters).reduce(0, +)
+    setHangingIndent(ems: lead / TextLayout.referenceSize)
   }
 }

@@ -55,6 +55,8 @@ struct TextFitter {
       let layout = TextLayout(context: context, text: "\(mark)\u{2014} \(author)", family: family)
       layout.setAlignment(alignment == .center ? .center : .natural)
       layout.limitLines(TextLayout.authorMaximumLines)
+      // A second line starts under the name, not under the dash (centred lines have no edge).
+      if alignment != .center { layout.hangTurnoverAfterLead(characters: 3) }
       authorLayout = layout
     }
     // Where the author line's edge goes relative to the quote's, when the quote is wrapped
