@@ -95,11 +95,11 @@ import Testing
     let layout = TextLayout(context: context, text: text, family: FontSetup.family)
     layout.setPixelSize(48)
     let picked = layout.pickedFonts
-    let runs = layout.reportRuns(part: .quote)
+    let runs = TypesetReport.runs(of: layout, part: .quote)
     #expect(!runs.isEmpty)
     for run in runs {
       let font = try #require(
-        picked.first { $0.file == run.fontFile && ($0.language == "c" ? nil : $0.language) == run.language }, "\(run)")
+        picked.first { $0.file == run.fontFile && $0.language == run.language }, "\(run)")
       let expected: TypesetReport.Run.Style =
         font.hasMatrix
         ? .syntheticOblique
