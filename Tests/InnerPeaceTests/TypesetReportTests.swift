@@ -90,7 +90,7 @@ import Testing
   /// Style follows fontconfig's pattern: a shear matrix is a synthetic oblique, else the face's
   /// own slant. Checked against the picked fonts for a text whose scripts may fall back.
   @Test func styleMatchesThePickedFonts() throws {
-    let text = "Peace ᾳ শান্তি ಶಾಂತಿ Мир 平和"
+    let text = "Peace ᾳ শান্তি ಶಾಂತಿ யாதும் Мир 平和"
     let context = TextContext(fontMap: FontSetup.threadFontMap(bundledFontPath: Fixtures.renderer.bundledFontPath))
     let layout = TextLayout(context: context, text: text, family: FontSetup.family)
     layout.setPixelSize(48)
@@ -103,8 +103,23 @@ import Testing
       let expected: TypesetReport.Run.Style =
         font.hasMatrix
         ? .syntheticOblique
-        : font.slant >= Int(FC_SLANT_OBLIQUE) ? .slanted : font.slant >= Int(FC_SLANT_ITALIC) ? .italic : .upright
+        : font.slant >= Int(FC_SLANT_OBLIQUE) || font.family.hasSuffix(" Slanted")
+          ? .slanted : font.slant >= Int(FC_SLANT_ITALIC) ? .italic : .upright
       #expect(run.style == expected, "\(run) \(font)")
+    }
+  }
+
+  /// Noto Serif Tamil Slanted is slanted by design though fontconfig gives it slant 0: the
+  /// report calls its runs `slanted`, as the script tests do, not `upright`.
+  @Test func tamilSlantedIsReportedSlanted() throws {
+    guard !AllScriptsTests.installedFiles(family: "Noto Serif Tamil Slanted").isEmpty else {
+      try Test.cancel("Noto Serif Tamil Slanted is not installed")
+    }
+    let report = try Self.reported("யாதும் ஊரே யாவரும் கேளிர்", author: "கணியன்")
+    let tamil = report.runs.filter { $0.script == "Taml" }
+    #expect(tamil.count >= 2 && tamil.contains { $0.part == .author }, "\(report.runs)")
+    for run in tamil {
+      #expect(run.family == "Noto Serif Tamil Slanted" && run.style == .slanted, "\(run)")
     }
   }
 
