@@ -48,6 +48,13 @@ extension TextLayout {
     FontLock.withLock { unlockedSetRuns.reduce(0) { $0 + $1.dottedCircles } }
   }
 
+  /// The files of the fonts Pango chose for the runs of this layout, in order of use, each once.
+  var fontFiles: [String] {
+    var files: [String] = []
+    for run in setRuns where !run.fontFile.isEmpty && !files.contains(run.fontFile) { files.append(run.fontFile) }
+    return files
+  }
+
   /// The ISO 15924 code of a Pango (GLib) script: `Latn`, `Taml`, …; `Zzzz` when it has none.
   static func isoCode(of script: UInt8) -> String {
     let tag = g_unicode_script_to_iso15924(GUnicodeScript(rawValue: .init(script)))
