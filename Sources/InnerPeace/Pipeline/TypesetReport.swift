@@ -21,7 +21,8 @@ public struct TypesetReport: Codable, Sendable, Equatable {
   public var lines: [String]
   /// The author line's lines as set (`— Author`; empty without an author line).
   public var authorLines: [String]
-  /// Every run of text of one font, script and language on one line, quote first, in logical order.
+  /// Every run of text of one font, script and language on one line, quote first, line by line,
+  /// each line's runs in visual order (as Pango placed them).
   public var runs: [Run]
   /// The sum of the runs' missing glyphs.
   public var missingGlyphs: Int
