@@ -32,6 +32,12 @@ import Testing
     let joined = quoteRuns.map(\.text).joined().unicodeScalars.filter { !$0.properties.isWhitespace }
     #expect(String(String.UnicodeScalarView(joined)) == text.filter { !$0.isWhitespace }, "\(quoteRuns)")
     #expect(quoteRuns.allSatisfy { $0.line < report.lines.count })
+    #expect(Set(quoteRuns.map(\.line)).count == report.lines.count, "every line has runs: \(quoteRuns)")
+    for run in quoteRuns {
+      let text = run.text.trimmingCharacters(in: .whitespaces)
+      if text.isEmpty { continue }
+      #expect(report.lines[run.line].contains(text), "\(run) on line \(report.lines[run.line])")
+    }
 
     let latin = try #require(quoteRuns.first { $0.text.contains("Peace") })
     #expect(latin.script == "Latn")
