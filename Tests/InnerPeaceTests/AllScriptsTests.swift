@@ -21,14 +21,14 @@ import Testing
     let language: String?
     /// The ISO 15924 codes Pango may give the script's runs.
     let script: Set<String>
-    let style: TextLayout.SetRun.Style
+    let style: TypesetReport.Run.Style
     /// The code points whose clusters must be set in the companion.
     let own: [ClosedRange<UInt32>]
     var description: String { name }
 
     init(
       _ name: String, _ lines: [String], file: String?, family: String, language: String?, script: Set<String>,
-      style: TextLayout.SetRun.Style = .upright, own: [ClosedRange<UInt32>]
+      style: TypesetReport.Run.Style = .upright, own: [ClosedRange<UInt32>]
     ) {
       self.name = name
       self.text = (lines + [lines[0]]).joined(separator: "\n")
@@ -248,7 +248,7 @@ import Testing
         boundaries.contains(run.range.lowerBound) && boundaries.contains(run.range.upperBound),
         "\(sample.name): run \(run.text.debugDescription) splits a cluster")
       #expect(run.missingGlyphs == 0 && run.dottedCircles == 0, "\(sample.name): \(run)")
-      #expect(!run.synthetic, "\(sample.name): synthetic slant on \(run)")
+      #expect(run.style != .syntheticOblique, "\(sample.name): synthetic slant on \(run)")
       // Each cluster of the script is set in the companion, with the language; anything else
       // (spaces, digits, punctuation) in the companion, the bundled italic or Noto Serif, never
       // synthetic.

@@ -32,6 +32,12 @@ import Testing
     let joined = quoteRuns.map(\.text).joined().unicodeScalars.filter { !$0.properties.isWhitespace }
     #expect(String(String.UnicodeScalarView(joined)) == text.filter { !$0.isWhitespace }, "\(quoteRuns)")
     #expect(quoteRuns.allSatisfy { $0.line < report.lines.count })
+    #expect(Set(quoteRuns.map(\.line)).count == report.lines.count, "every line has runs: \(quoteRuns)")
+    for run in quoteRuns {
+      let text = run.text.trimmingCharacters(in: .whitespaces)
+      if text.isEmpty { continue }
+      #expect(report.lines[run.line].contains(text), "\(run) on line \(report.lines[run.line])")
+    }
 
     let latin = try #require(quoteRuns.first { $0.text.contains("Peace") })
     #expect(latin.script == "Latn")
@@ -90,21 +96,36 @@ import Testing
   /// Style follows fontconfig's pattern: a shear matrix is a synthetic oblique, else the face's
   /// own slant. Checked against the picked fonts for a text whose scripts may fall back.
   @Test func styleMatchesThePickedFonts() throws {
-    let text = "Peace ᾳ শান্তি ಶಾಂತಿ Мир 平和"
+    let text = "Peace ᾳ শান্তি ಶಾಂತಿ யாதும் Мир 平和"
     let context = TextContext(fontMap: FontSetup.threadFontMap(bundledFontPath: Fixtures.renderer.bundledFontPath))
     let layout = TextLayout(context: context, text: text, family: FontSetup.family)
     layout.setPixelSize(48)
     let picked = layout.pickedFonts
-    let runs = layout.reportRuns(part: .quote)
+    let runs = TypesetReport.runs(of: layout, part: .quote)
     #expect(!runs.isEmpty)
     for run in runs {
       let font = try #require(
-        picked.first { $0.file == run.fontFile && ($0.language == "c" ? nil : $0.language) == run.language }, "\(run)")
+        picked.first { $0.file == run.fontFile && $0.language == run.language }, "\(run)")
       let expected: TypesetReport.Run.Style =
         font.hasMatrix
         ? .syntheticOblique
-        : font.slant >= Int(FC_SLANT_OBLIQUE) ? .slanted : font.slant >= Int(FC_SLANT_ITALIC) ? .italic : .upright
+        : font.slant >= Int(FC_SLANT_OBLIQUE) || font.family.hasSuffix(" Slanted")
+          ? .slanted : font.slant >= Int(FC_SLANT_ITALIC) ? .italic : .upright
       #expect(run.style == expected, "\(run) \(font)")
+    }
+  }
+
+  /// Noto Serif Tamil Slanted is slanted by design though fontconfig gives it slant 0: the
+  /// report calls its runs `slanted`, as the script tests do, not `upright`.
+  @Test func tamilSlantedIsReportedSlanted() throws {
+    guard !AllScriptsTests.installedFiles(family: "Noto Serif Tamil Slanted").isEmpty else {
+      try Test.cancel("Noto Serif Tamil Slanted is not installed")
+    }
+    let report = try Self.reported("யாதும் ஊரே யாவரும் கேளிர்", author: "கணியன்")
+    let tamil = report.runs.filter { $0.script == "Taml" }
+    #expect(tamil.count >= 2 && tamil.contains { $0.part == .author }, "\(report.runs)")
+    for run in tamil {
+      #expect(run.family == "Noto Serif Tamil Slanted" && run.style == .slanted, "\(run)")
     }
   }
 

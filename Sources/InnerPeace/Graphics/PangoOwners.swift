@@ -237,27 +237,4 @@ final class TextLayout {
     }
     cairo_restore(context.handle)
   }
-
-  /// The files of the fonts Pango chose for the runs of this layout, in order of use.
-  var fontFiles: [String] {
-    FontLock.withLock { unlockedFontFiles }
-  }
-
-  private var unlockedFontFiles: [String] {
-    var files: [String] = []
-    guard let iterator = pango_layout_get_iter(handle) else { return files }
-    defer { pango_layout_iter_free(iterator) }
-    repeat {
-      if let run = pango_layout_iter_get_run_readonly(iterator), let font = run.pointee.item.pointee.analysis.font,
-        let pattern = innerpeace_font_pattern(font)
-      {
-        var file: UnsafeMutablePointer<FcChar8>?
-        if FcPatternGetString(pattern, FC_FILE, 0, &file) == FcResultMatch, let file {
-          let path = String(cString: file)
-          if !files.contains(path) { files.append(path) }
-        }
-      }
-    } while pango_layout_iter_next_run(iterator) != 0
-    return files
-  }
 }

@@ -510,7 +510,7 @@ extension TextLayout {
     let slant: Int
     /// fontconfig added a transformation matrix (synthetic oblique or emboldening).
     let hasMatrix: Bool
-    /// The language Pango gave the run (`nil`: none).
+    /// The language Pango gave the run (`nil`: none; see ``TextLayout/languageTag(_:)``).
     let language: String?
   }
 
@@ -537,7 +537,7 @@ extension TextLayout {
       _ = FcPatternGetInteger(pattern, FC_SLANT, 0, &slant)
       var matrix: UnsafeMutablePointer<FcMatrix>?
       let hasMatrix = FcPatternGetMatrix(pattern, FC_MATRIX, 0, &matrix) == FcResultMatch
-      let language = analysis.language.map { String(cString: pango_language_to_string($0)) }
+      let language = TextLayout.languageTag(analysis.language)
       let picked = PickedFont(
         file: String(cString: file), index: Int(index), family: family.map { String(cString: $0) } ?? "",
         slant: Int(slant), hasMatrix: hasMatrix, language: language)

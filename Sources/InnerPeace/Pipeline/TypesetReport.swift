@@ -21,7 +21,8 @@ public struct TypesetReport: Codable, Sendable, Equatable {
   public var lines: [String]
   /// The author line's lines as set (`— Author`; empty without an author line).
   public var authorLines: [String]
-  /// Every run of text of one font, script and language on one line, quote first, in logical order.
+  /// Every run of text of one font, script and language on one line, quote first, line by line,
+  /// each line's runs in visual order (as Pango placed them).
   public var runs: [Run]
   /// The sum of the runs' missing glyphs.
   public var missingGlyphs: Int
@@ -35,15 +36,17 @@ public struct TypesetReport: Codable, Sendable, Equatable {
       case quote, author
     }
 
-    /// How the face is slanted.
+    /// How the face is slanted (the one model of a run's style: the script tests check the same
+    /// value on ``TextLayout/SetRun``).
     public enum Style: String, Codable, Sendable {
       /// An upright (roman) face.
       case upright
       /// A face designed as an italic.
       case italic
-      /// A face designed slanted (oblique).
+      /// A face designed slanted: fontconfig's oblique slant, or a family slanted by design such
+      /// as Noto Serif Tamil Slanted.
       case slanted
-      /// An upright face slanted by fontconfig (a shear matrix): a synthetic oblique.
+      /// A face slanted by fontconfig (a shear matrix): a synthetic oblique.
       case syntheticOblique = "synthetic-oblique"
     }
 
@@ -134,12 +137,43 @@ extension TypesetReport {
       authorSize: author == nil ? 0 : fitted.authorSize, truncated: fitted.truncated,
       lines: fitted.quote.lineTexts.map(Self.visible),
       authorLines: author?.lineTexts.map(Self.visible) ?? [],
-      runs: fitted.quote.reportRuns(part: .quote) + (author?.reportRuns(part: .author) ?? []))
+      runs: Self.runs(of: fitted.quote, part: .quote) + (author.map { Self.runs(of: $0, part: .author) } ?? []))
   }
 
-  /// The text without the directional marks the card adds (the author line starts with one).
+  /// The runs of a placed layout (``TextLayout/setRuns``) as the report lists them, leaving out
+  /// runs that hold only invisible marks (the author line's directional mark, an inserted line
+  /// separator).
+  static func runs(of layout: TextLayout, part: Run.Part) -> [Run] {
+    layout.setRuns.compactMap { Run($0, part: part) }
+  }
+
+  /// The text without the directional marks the card adds (the author line starts with one) and
+  /// the line separators the line breaker inserts.
   static func visible(_ text: String) -> String {
-    String(String.UnicodeScalarView(text.unicodeScalars.filter { $0 != "\u{200E}" && $0 != "\u{200F}" }))
+    String(String.UnicodeScalarView(text.unicodeScalars.filter { !invisible.contains($0) }))
+  }
+
+  private static let invisible: Set<Unicode.Scalar> = ["\u{200E}", "\u{200F}", "\u{2028}", "\u{2029}"]
+}
+
+extension TypesetReport.Run {
+  /// The report's view of a run as set; `nil` for a run with nothing visible.
+  init?(_ run: TextLayout.SetRun, part: Part) {
+    let text = TypesetReport.visible(run.text)
+    guard !text.isEmpty else { return nil }
+    self.init(
+      part: part, line: run.line, text: text, script: run.script, language: run.language, fontFile: run.fontFile,
+      family: run.family, style: run.style,
+      missing: Missing(
+        count: run.missingGlyphs, characters: run.missingCharacters.map { String($0) },
+        codePoints: run.missingCharacters.map { "U+" + Self.hexDigits($0.value) }),
+      dottedCircles: run.dottedCircles)
+  }
+
+  /// A code point as at least four upper-case hexadecimal digits.
+  private static func hexDigits(_ value: UInt32) -> String {
+    let hex = String(value, radix: 16, uppercase: true)
+    return String(repeating: "0", count: max(0, 4 - hex.count)) + hex
   }
 }
 
