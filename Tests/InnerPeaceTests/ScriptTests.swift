@@ -239,16 +239,16 @@ import Testing
   }
 
   /// The side, in pixels, of the canvas ``mask(_:)`` draws a letter on.
-  static let maskSize = 120
+  static let maskSize = 300
 
-  /// A one-letter layout drawn in 8-bit alpha at (20, 20) on a ``maskSize`` square, with the
-  /// row of its baseline and the columns its ink covers.
+  /// A one-letter layout (at the reference size) drawn in 8-bit alpha at (40, 40) on a
+  /// ``maskSize`` square, with the row of its baseline and the columns its ink covers.
   static func mask(_ layout: TextLayout) -> (pixels: [UInt8], baseline: Int, inkColumns: Set<Int>) {
     FontLock.withLock {
       let surface = cairo_image_surface_create(CAIRO_FORMAT_A8, Int32(maskSize), Int32(maskSize))!
       defer { cairo_surface_destroy(surface) }
       let context = cairo_create(surface)!
-      cairo_move_to(context, 20, 20)
+      cairo_move_to(context, 40, 40)
       pango_cairo_show_layout(context, layout.handle)
       cairo_destroy(context)
       cairo_surface_flush(surface)
@@ -262,7 +262,7 @@ import Testing
           if data[y * stride + x] > 64 { columns.insert(x) }
         }
       }
-      let baseline = 20 + Int(pango_layout_get_baseline(layout.handle)) / Int(innerpeace_pango_scale)
+      let baseline = 40 + Int(pango_layout_get_baseline(layout.handle)) / Int(innerpeace_pango_scale)
       return (pixels, baseline, columns)
     }
   }
