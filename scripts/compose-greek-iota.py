@@ -123,7 +123,7 @@ def main(path):
         raw = file.read()
     font = TTFont(io.BytesIO(raw))
     font_raw = TTFont(io.BytesIO(raw))
-    out = TTFont(io.BytesIO(raw), recalcTimestamp=False)
+    out = TTFont(io.BytesIO(raw), recalcTimestamp=False, recalcBBoxes=False)
     cmap = font.getBestCmap()
     glyphs = font.getGlyphSet()
     top = out["CFF "].cff.topDictIndex[0]
