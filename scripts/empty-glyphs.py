@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Lists the code points the bundled EB Garamond 12 Italic maps to a glyph with no outline.
 
-Pango takes a mapped glyph as drawable, so these characters would vanish (polytonic Greek
-ᾳ ῃ ῳ, for one). TextAttributes.swift routes them to a companion face instead; its
-`emptyOutlines` list is this script's output. Re-run it if the bundled font changes:
+Pango takes a mapped glyph as drawable, so these characters would vanish (ѵ ᴂ ∆, for
+one). TextAttributes.swift routes them to a companion face instead; its `emptyOutlines` list
+is this script's output. (Polytonic Greek ᾳ ῃ ῳ ᾼ, empty in the original file, are drawn in the
+bundled one by scripts/compose-greek-iota.py: run that first.) Re-run it if the bundled font
+changes:
 
     pip install fonttools
     python3 scripts/empty-glyphs.py Fonts/EBGaramond12-Italic.otf

@@ -144,7 +144,8 @@ import Testing
     let latin = Self.lineHeights(Self.layout("Peace comes from within"))
     #expect(latin == [128 * 1024])
     let mixed = Self.layout(
-      "Peace comes from within\nPeace 静 comes\nPeace मन comes\nPeace סלאם comes\nPeace سلام comes\nPeace สงบ\nᾳ ῃ ῳ")
+      "Peace comes from within\nPeace 静 comes\nPeace मन comes\nPeace סלאם comes\nPeace سلام comes\nPeace สงบ\nᾳ ῃ ῳ \u{0475} \u{2206}"
+    )
     #expect(Self.lineHeights(mixed) == Array(repeating: 128 * 1024, count: 7))
     // A text of one companion script: every line the same, its own multiple.
     let chinese = Self.layout("静水流深\n静水流深，peace\n宁静致远。")
@@ -201,17 +202,69 @@ import Testing
     #expect(digits.allSatisfy { $0.slant == Int(FC_SLANT_ROMAN) && !$0.hasMatrix }, "\(digits)")
   }
 
-  /// EB Garamond maps ᾳ ῃ ῳ (and a few more) to glyphs with no outline: they are set in Noto
-  /// Serif Italic instead, and have ink.
-  @Test func polytonicGreekHasInk() {
-    for text in ["\u{1FB3}", "\u{1FC3}", "\u{1FF3}", "\u{1FBC}"] {
+  /// The bundled EB Garamond draws ᾳ ῃ ῳ ᾼ ῌ ῼ itself (composed by
+  /// `scripts/compose-greek-iota.py` from its own letter and ypogegrammeni), so a polytonic
+  /// Greek word keeps one face: each letter, and the letter followed by a combining U+0345, is
+  /// set in the bundled file, and draws its base letter plus ink below the baseline, under the
+  /// letter.
+  @Test func polytonicGreekKeepsOneFace() {
+    let bundled = Fixtures.renderer.bundledFontPath
+    let letters: [(text: String, base: String)] = [
+      ("\u{1FB3}", "α"), ("\u{1FC3}", "η"), ("\u{1FF3}", "ω"), ("\u{1FBC}", "Α"), ("\u{1FCC}", "Η"),
+      ("\u{1FFC}", "Ω"), ("α\u{0345}", "α"), ("ω\u{0345}", "ω"),
+    ]
+    for (text, base) in letters {
       let layout = Self.layout(text)
-      #expect(layout.extents.ink.width > 0, "\(text) has no ink")
-      #expect(layout.pickedFonts.map(\.file) == ["/usr/share/fonts/truetype/noto/NotoSerif-Italic.ttf"])
-      #expect(layout.unknownGlyphCount == 0)
+      #expect(layout.pickedFonts.map(\.file) == [bundled], "\(text)")
+      #expect(layout.setRuns.allSatisfy { $0.fontFile == bundled && $0.style != .syntheticOblique }, "\(text)")
+      #expect(layout.unknownGlyphCount == 0 && layout.dottedCircleCount == 0, "\(text)")
+      // The iota: ink the base letter alone does not have, below the baseline and within the
+      // base letter's columns; above the baseline the letter is the base letter.
+      let (with, without) = (Self.mask(layout), Self.mask(Self.layout(base)))
+      let columns = without.inkColumns
+      var below = 0
+      var above = 0
+      for y in 0..<Self.maskSize {
+        for x in 0..<Self.maskSize where with.pixels[y * Self.maskSize + x] > 128 {
+          guard without.pixels[y * Self.maskSize + x] < 64 else { continue }
+          if y > with.baseline + 1 && columns.contains(x) { below += 1 } else if y < with.baseline { above += 1 }
+        }
+      }
+      #expect(below > 20, "\(text): \(below) pixels of iota under \(base)")
+      #expect(above == 0, "\(text): \(above) pixels above the baseline that \(base) lacks")
     }
-    let phrase = Self.layout("ἐν ἀρχῇ ἦν ὁ λόγος, τῷ ᾳ ῃ ῳ")
-    #expect(phrase.pickedFonts.first?.file == Fixtures.renderer.bundledFontPath)
+    let phrase = Self.layout("ἐν τῇ ἀρχῇ ἦν ὁ λόγος, ᾠδὴ τῷ θεῷ καὶ ᾳ ῃ ῳ ᾼ")
+    #expect(Set(phrase.pickedFonts.map(\.file)) == [bundled], "\(phrase.pickedFonts)")
+    #expect(phrase.setRuns.allSatisfy { $0.fontFile == bundled }, "\(phrase.setRuns)")
+  }
+
+  /// The side, in pixels, of the canvas ``mask(_:)`` draws a letter on.
+  static let maskSize = 300
+
+  /// A one-letter layout (at the reference size) drawn in 8-bit alpha at (40, 40) on a
+  /// ``maskSize`` square, with the row of its baseline and the columns its ink covers.
+  static func mask(_ layout: TextLayout) -> (pixels: [UInt8], baseline: Int, inkColumns: Set<Int>) {
+    FontLock.withLock {
+      let surface = cairo_image_surface_create(CAIRO_FORMAT_A8, Int32(maskSize), Int32(maskSize))!
+      defer { cairo_surface_destroy(surface) }
+      let context = cairo_create(surface)!
+      cairo_move_to(context, 40, 40)
+      pango_cairo_show_layout(context, layout.handle)
+      cairo_destroy(context)
+      cairo_surface_flush(surface)
+      let stride = Int(cairo_image_surface_get_stride(surface))
+      let data = cairo_image_surface_get_data(surface)!
+      var pixels = [UInt8](repeating: 0, count: maskSize * maskSize)
+      var columns: Set<Int> = []
+      for y in 0..<maskSize {
+        for x in 0..<maskSize {
+          pixels[y * maskSize + x] = data[y * stride + x]
+          if data[y * stride + x] > 64 { columns.insert(x) }
+        }
+      }
+      let baseline = 40 + Int(pango_layout_get_baseline(layout.handle)) / Int(innerpeace_pango_scale)
+      return (pixels, baseline, columns)
+    }
   }
 
   /// A combining mark, vowel sign or joiner is set in the face of its base, whatever follows:

@@ -34,11 +34,11 @@ internal import CInnerPeace
 ///   between the two faces' box centres, so its box lies inside the main face's box and never
 ///   makes its line taller (a line made only of such runs comes out shorter instead).
 /// - **Lining figures in right-to-left paragraphs** (`lnum`), so 1207 never reads "I207".
-/// - **Characters the bundled font maps to an empty glyph** (polytonic Greek ᾳ ῃ ῳ among them)
-///   are set in Noto Serif Italic, scaled to EB Garamond's x-height (capitals to its capital
-///   height), so they never vanish. (EB Garamond cannot draw them from α η ω and U+0345:
-///   HarfBuzz recomposes the pair to the empty glyph, and a joiner between them leaves the iota
-///   unattached.)
+/// - **Characters the bundled font maps to an empty glyph** (ѵ Ә ᴂ ẝ ∆ among them) are set in
+///   Noto Serif Italic, scaled to EB Garamond's x-height (capitals to its capital height), so
+///   they never vanish. (Polytonic Greek ᾳ ῃ ῳ ᾼ is not among them: the bundled file draws it,
+///   composed from its own letter and ypogegrammeni by `scripts/compose-greek-iota.py`, so a
+///   Greek word keeps one face.)
 ///
 /// Apply with ``TextLayout/applyTextAttributes(for:)`` whenever a layout's text is set.
 enum TextAttributes {
@@ -57,7 +57,7 @@ enum TextAttributes {
   enum Face: Equatable, CaseIterable {
     case bundled, cjkSC, cjkJP, cjkKR, arabic, hebrew, devanagari, thai
     /// Noto Serif Italic, scaled to EB Garamond's x-height: lower-case letters EB Garamond draws
-    /// no outline for (ᾳ ῃ ῳ), and symbols.
+    /// no outline for (ѵ ᴂ ẝ), and symbols.
     case serifItalic
     /// Noto Serif Italic, scaled to EB Garamond's capital height: capitals it draws no outline for.
     case serifItalicCapital
@@ -227,8 +227,7 @@ enum TextAttributes {
   /// Code points the bundled EB Garamond 12 Italic maps to a glyph with no outline
   /// (`scripts/empty-glyphs.py` lists them); Pango would draw nothing for them.
   static let emptyOutlines: Set<UInt32> = [
-    0x0475, 0x04D8, 0x1D02, 0x1E9C, 0x1E9D, 0x1E9F, 0x1EFB, 0x1FB3, 0x1FBC, 0x1FC3, 0x1FF3, 0x2206, 0xA726,
-    0xA727, 0xA731,
+    0x0475, 0x04D8, 0x1D02, 0x1E9C, 0x1E9D, 0x1E9F, 0x1EFB, 0x2206, 0xA726, 0xA727, 0xA731,
   ]
 
   /// The script a code point asks for.
