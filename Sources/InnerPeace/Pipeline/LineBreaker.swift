@@ -5,7 +5,8 @@
 /// wrap would, so the fitted size still fits; among the ways to break it into that many lines,
 /// the breaker takes the one of least cost:
 /// - every line is measured against the paragraph's mean line width, and the square of its
-///   difference is paid, so lines come out even (a last line shorter than the mean pays less);
+///   difference is paid, so lines come out even (a last line shorter than the mean pays twice that,
+///   so it comes out nearly full);
 /// - a last line of one word pays ``Cost/strandedLastWord``, a last line under a third of the
 ///   mean ``Cost/shortLastLine``, a one-word line inside the paragraph ``Cost/oneWordInnerLine``,
 ///   a break after the first word (a paragraph, or a verse line before its turnover, starting
@@ -36,8 +37,10 @@ struct LineBreaker {
     /// A line that ends on a one-letter word ("a", "I"), other than a paragraph's last: a
     /// preference, not a rule (a line off the mean by half its width pays as much).
     static let oneLetterLineEnd = 0.25
-    /// Weight of a last line's shortfall against the mean (others pay 1).
-    static let lastLineShortfall = 0.25
+    /// Weight of a last line's shortfall against the mean (others pay 1): a last line nearly as
+    /// long as the others (the median last line is 0.95 of the longest over the catalog, against
+    /// 0.93 with Chromium's `text-wrap: balance`).
+    static let lastLineShortfall = 2.0
     /// A line that ends in a hyphenated word: more than any uneven rag, less than a one-word line.
     static let hyphen = 2.0
   }
