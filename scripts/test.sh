@@ -10,7 +10,11 @@ if swift format --version >/dev/null 2>&1; then
   swift format lint --strict --recursive Package.swift Sources Tests Fuzz
 fi
 swift build --build-tests
-swift test --skip-build
+# The test that bounds 503s by 50 ms of wall-clock time runs on its own after the rest: beside the
+# whole suite (the all-scripts and whole-catalog text tests hold both threads of the concurrency
+# pool for seconds) its 503s waited 64 ms in three bursts out of three on a fresh clone.
+swift test --skip-build --skip overloadAnswers503Fast
+swift test --skip-build --filter overloadAnswers503Fast
 # AddressSanitizer over the renderer, the render pool and the server, in a build folder of its own.
 # The test bundle is run directly: `swift test --skip-build` does not find a sanitized build's
 # description. Leak reports are off: Foundation's and fontconfig's process-lifetime caches would
