@@ -18,7 +18,18 @@ and 10th percentile of the characters a line holds. Prints a markdown table per 
 overall.
 
     python3 scripts/wrap-compare.py --binary .build/release/innerpeace-bench [--chromium chromium]
-        [--preset og ...] [--json OUT.json] [--details]
+        [--preset og ...] [--json OUT.json] [--details] [--language latin|ja|zh]
+
+With `--language ja` it does the same for Japanese: the 35 sentences in JAPANESE below (or
+--catalog's quotes), at og, square and story unless --preset says, in Noto Serif CJK JP (the face
+`fc-match` gives, subset with fontTools and embedded; Latin letters in the bundled italic, as
+innerpeace sets them), `lang="ja"`, against Chromium's `word-break: normal` and `auto-phrase`,
+`text-wrap: pretty` and `balance`, and auto-phrase with each; it counts line ends inside a phrase
+(Python budoux's phrases; a break at a space is not inside one), lines starting with a closing
+mark or ending with an opening bracket (kinsoku), paragraphs ending on one phrase or on a last
+line under a quarter of the longest, the median last/longest and the characters a line (median,
+10th percentile). `--language zh` does Simplified Chinese (CHINESE below, Noto Serif CJK SC,
+no auto-phrase: Chromium's is Japanese only). Needs `pip install budoux fonttools`.
 
 Builds nothing; loopback and file:// only (the page is a local file, the font a data: URL).
 """
@@ -565,7 +576,12 @@ def cjk_font(family, characters, folder):
 
 def main_cjk(args):
     """--language ja / zh: innerpeace's Japanese or Chinese lines beside Chromium's."""
-    import budoux
+    try:
+        import budoux
+        import fontTools  # noqa: F401 (cjk_font subsets with it)
+    except ImportError as error:
+        sys.exit(f"wrap-compare: --language {args.language} needs Python's budoux and fonttools "
+                 f"(pip install budoux fonttools): {error}")
     japanese = args.language == "ja"
     parser = budoux.load_default_japanese_parser() if japanese else budoux.load_default_simplified_chinese_parser()
     presets = args.preset or ["og", "square", "story"]
