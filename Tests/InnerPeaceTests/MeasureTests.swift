@@ -201,4 +201,18 @@ struct MeasureTests {
     }
     #expect(found.count <= 12, "\(found.count) lines end on a one-letter word:\n\(found.joined(separator: "\n"))")
   }
+
+  @Test("The measure counts what a reader sees: a mark or vowel sign adds nothing, an ideograph two")
+  func measureCountsCharactersAsRead() {
+    func length(_ text: String) -> Int { text.unicodeScalars.reduce(0) { $0 + LineBreaker.measureWeight($1) } }
+    #expect(length("calm") == 4)
+    #expect(length("静けさ") == 6)
+    // "ക്ഷമ" (Malayalam): ക ് ഷ മ, the virama a mark: three characters, not four scalars.
+    #expect(length("\u{0D15}\u{0D4D}\u{0D37}\u{0D2E}") == 3)
+    // "कि" (Devanagari ka + vowel sign i), and e + combining acute: one each.
+    #expect(length("\u{0915}\u{093F}") == 1)
+    #expect(length("e\u{0301}") == 1)
+    // A joiner is not a character.
+    #expect(length("\u{0915}\u{094D}\u{200D}\u{0937}") == 2)
+  }
 }

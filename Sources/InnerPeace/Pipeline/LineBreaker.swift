@@ -186,9 +186,21 @@ struct LineBreaker {
     }
   }
 
+  /// What a scalar counts for in a line's length: 2 for an ideograph, kana or Hangul, 0 for a
+  /// combining mark, vowel sign or format character (a joiner), 1 otherwise.
+  static func measureWeight(_ scalar: Unicode.Scalar) -> Int {
+    if scalar.value < 0x300 { return 1 }
+    switch scalar.properties.generalCategory {
+    case .nonspacingMark, .spacingMark, .enclosingMark, .format: return 0
+    default: return breaksBetweenLetters(scalar) ? 2 : 1
+    }
+  }
+
   /// The length of each line, in characters, when the text breaks before `breaks` (and at its
   /// paragraph ends): white space at either end of a line left out, an ideograph, kana or Hangul
-  /// syllable (about twice a Latin letter's width) counted twice.
+  /// syllable (about twice a Latin letter's width) counted twice, and a mark, vowel sign or joiner
+  /// not at all (a letter and its marks are one character to the reader: a Malayalam or Devanagari
+  /// line holds nearly twice as many scalars as it shows characters).
   func lineLengths(breakingBefore breaks: [Int]) -> [Int] {
     var lengths: [Int] = []
     var pending = breaks[...]
@@ -204,7 +216,7 @@ struct LineBreaker {
         var to = end
         while from < to && model.isWhite[from] { from += 1 }
         while to > from && model.isWhite[to - 1] { to -= 1 }
-        lengths.append(model.scalars[from..<to].reduce(0) { $0 + (Self.breaksBetweenLetters($1) ? 2 : 1) })
+        lengths.append(model.scalars[from..<to].reduce(0) { $0 + Self.measureWeight($1) })
         if end == paragraph.upperBound { break }
         start = end
       }

@@ -293,7 +293,8 @@ struct TextFitter {
   }
 
   /// The measure a prose paragraph aims for on a narrow card, in characters a line (an
-  /// ideograph, kana or Hangul syllable counts two).
+  /// ideograph, kana or Hangul syllable counts two, a mark or vowel sign nothing:
+  /// ``LineBreaker/measureWeight(_:)``).
   static let measure = 20.0...35.0
   /// How much narrower (in ems) the measure rule judges a size's paragraph than it is set: the
   /// room letters that overhang their line box may take, so the paragraph still holds the
