@@ -215,4 +215,15 @@ struct MeasureTests {
     // A joiner is not a character.
     #expect(length("\u{0915}\u{094D}\u{200D}\u{0937}") == 2)
   }
+
+  @Test("Verse on a wide card comes down to 70 % of its largest fit at most (quotes 8, 17, 24, 26 on og)")
+  func verseOnAWideCardStaysLarge() throws {
+    for index in [8, 17, 24, 26] {
+      let quote = Fixtures.catalog.quotes[index]
+      try #require(quote.text.contains("\n"), "quote \(index) is verse")
+      let fitted = try Fixtures.renderer.fitAndScan(quote.text, author: quote.author, preset: .og, scan: false).fitted
+      let largest = try #require(fitted.largestFit)
+      #expect(Double(fitted.quoteSize) >= 0.7 * Double(largest), "quote \(index): \(fitted.quoteSize) of \(largest) px")
+    }
+  }
 }

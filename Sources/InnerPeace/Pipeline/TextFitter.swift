@@ -126,7 +126,8 @@ struct TextFitter {
   /// measure (which the layouts are in).
   ///
   /// 1. Verse (text with its own line breaks) reads best with each line whole: if a size down to
-  ///    half the fitted one (``verseWholeShare``) keeps every line unwrapped, it is taken as it is.
+  ///    half the fitted one on a narrow card, 70 % on a wide one (``verseWholeShare(on:)``), keeps
+  ///    every line unwrapped, it is taken as it is.
   /// 2. Otherwise ``LineBreaker`` chooses the breaks for each whole paragraph, in as many lines as
   ///    a greedy wrap needs. Verse lines that must wrap get a hanging indent on their turnovers.
   ///    **The measure rule** (``sizeForMeasure(_:largestFit:plan:mayFit:)``): on a narrow card,
@@ -162,7 +163,7 @@ struct TextFitter {
       let verseLines = text.split(separator: "\n", omittingEmptySubsequences: false).count
       if measure.quote.lineCount == verseLines { return (size, measured) }
       if let whole = unwrappedSize(measure.quote, below: size),
-        Double(whole) >= Double(size) * TextFitter.verseWholeShare
+        Double(whole) >= Double(size) * TextFitter.verseWholeShare(on: geometry)
       {
         let atWhole = measure.measure(whole)
         if measure.fits(atWhole.block) && measure.quote.lineCount == verseLines { return (whole, atWhole) }
@@ -226,7 +227,8 @@ struct TextFitter {
     // How far the rules below may go: 70 % of the start size, or for verse as far as it may go
     // to keep its lines whole.
     let far = Int(
-      (Double(start) * (isVerse ? TextFitter.verseWholeShare : TextFitter.unstrandedSizeShare)).rounded(.up))
+      (Double(start) * (isVerse ? TextFitter.verseWholeShare(on: geometry) : TextFitter.unstrandedSizeShare))
+        .rounded(.up))
     if geometry.adjustsSizeForParagraph {
       // Largest first: a candidate with no flaw within a few percent, or one that strands and
       // cuts no word within 70 % (verse: 50 %) where the start size's own plan does; at most a
@@ -303,18 +305,22 @@ struct TextFitter {
   /// How far (a share of the largest fit) the measure rule may bring the size down.
   static let measureSizeShare = 0.5
   /// How far (a share of the largest fit) verse may come down to keep every line whole.
-  static let verseWholeShare = 0.5
+  /// How far (a share of the largest fit) verse may come down to keep every line whole, or to set
+  /// its turnovers without a stranded word: half on a narrow card (``CardGeometry/aimsForMeasure``:
+  /// Frost's stanza is four lines on `square`), 70 % on a wide one, where a verse line wider than
+  /// the card at 70 % reads better with a turnover than whole at half the size (quote 26 on `og`).
+  static func verseWholeShare(on geometry: CardGeometry) -> Double { geometry.aimsForMeasure ? 0.5 : 0.7 }
 
   /// The smallest size the fitter may choose for a text whose largest fit is `largestFit`.
   /// Prose: the smaller-size rule reaches ``unstrandedSizeShare`` of the size it starts from,
   /// which on a narrow card may be the measure rule's (down to ``measureSizeShare`` of the
-  /// largest fit). Verse (`verse`): ``verseWholeShare``, to keep its lines whole or to set its
+  /// largest fit). Verse (`verse`): ``verseWholeShare(on:)``, to keep its lines whole or to set its
   /// turnovers without a stranded word; on `classic` only to fit its hanging turnovers. `classic`
   /// prose keeps the app's size. Never below the minimum legible size.
   static func lowestSize(largestFit: Int, geometry: CardGeometry, verse: Bool) -> Int {
     let share: Double
     if verse {
-      share = verseWholeShare
+      share = verseWholeShare(on: geometry)
     } else if geometry.adjustsSizeForParagraph {
       share = (geometry.aimsForMeasure ? measureSizeShare : 1) * unstrandedSizeShare
     } else {
