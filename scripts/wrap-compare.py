@@ -279,6 +279,19 @@ def run_chromium(chromium, page_path, budget_ms, timeout):
     return json.loads(base64.b64decode(match.group(1)).decode("utf-8"))
 
 
+def shared_columns(scores):
+    """The columns every table has: the paragraphs of two lines or more, their median last/longest
+    ratio, every line's length (sorted) and the median length."""
+    multi = [s for s in scores if s["multi"]]
+    ratios = sorted(s["last_ratio"] for s in multi)
+    median = ratios[len(ratios) // 2] if ratios else 0
+    lengths = sorted(n for s in scores for n in s["lengths"])
+    middle = len(lengths) // 2
+    length_median = (0 if not lengths else lengths[middle] if len(lengths) % 2
+                     else (lengths[middle - 1] + lengths[middle]) / 2)
+    return multi, median, lengths, length_median
+
+
 def table(rows, title):
     """rows: {mode: [score, ...]} -> markdown lines."""
     out = [f"**{title}**", "",
@@ -288,15 +301,9 @@ def table(rows, title):
            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for mode in MODES:
         scores = rows.get(mode, [])
-        multi = [s for s in scores if s["multi"]]
-        ratios = sorted(s["last_ratio"] for s in multi)
-        median = ratios[len(ratios) // 2] if ratios else 0
+        multi, median, lengths, length_median = shared_columns(scores)
         inner_lines = sum(s["inner_one_word"] for s in multi)
         inner_paragraphs = sum(1 for s in multi if s["inner_one_word"])
-        lengths = sorted(n for s in scores for n in s["lengths"])
-        middle = len(lengths) // 2
-        length_median = (0 if not lengths else lengths[middle] if len(lengths) % 2
-                         else (lengths[middle - 1] + lengths[middle]) / 2)
         out.append(
             f"| {mode} | {len(multi)} | {sum(s['lines'] for s in scores)} | "
             f"{sum(1 for s in multi if s['ends_one_word'])} | {sum(1 for s in multi if s['short_last'])} | "
@@ -535,13 +542,7 @@ def cjk_table(rows, modes, title):
            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for mode in modes:
         scores = rows.get(mode, [])
-        multi = [s for s in scores if s["multi"]]
-        ratios = sorted(s["last_ratio"] for s in multi)
-        median = ratios[len(ratios) // 2] if ratios else 0
-        lengths = sorted(n for s in scores for n in s["lengths"])
-        middle = len(lengths) // 2
-        length_median = (0 if not lengths else lengths[middle] if len(lengths) % 2
-                         else (lengths[middle - 1] + lengths[middle]) / 2)
+        multi, median, lengths, length_median = shared_columns(scores)
         out.append(
             f"| {mode} | {len(multi)} | {sum(s['lines'] for s in scores)} | "
             f"{sum(s['inside_phrase'] for s in scores)} | {sum(s['starts_closing'] for s in scores)} | "

@@ -297,24 +297,21 @@ func worst(_ arguments: [String]) throws {
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
+
+/// The value of `--runs N` (at least 1), or `fallback` when it is not given.
+func runsOption(default fallback: Int) -> Int {
+  guard let index = arguments.firstIndex(of: "--runs"), index + 1 < arguments.count,
+    let value = Int(arguments[index + 1])
+  else { return fallback }
+  return max(1, value)
+}
+
 do {
   switch arguments.first {
   case "stages":
-    var runs = 15
-    if let index = arguments.firstIndex(of: "--runs"), index + 1 < arguments.count,
-      let value = Int(arguments[index + 1])
-    {
-      runs = max(1, value)
-    }
-    try stages(runs: runs)
+    try stages(runs: runsOption(default: 15))
   case "colour":
-    var runs = 15
-    if let index = arguments.firstIndex(of: "--runs"), index + 1 < arguments.count,
-      let value = Int(arguments[index + 1])
-    {
-      runs = max(1, value)
-    }
-    try colour(runs: runs)
+    try colour(runs: runsOption(default: 15))
   case "peer":
     try peer(Array(arguments.dropFirst()))
   case "lines":
@@ -322,13 +319,7 @@ do {
   case "worst":
     try worst(Array(arguments.dropFirst()))
   case "report":
-    var runs = 30
-    if let index = arguments.firstIndex(of: "--runs"), index + 1 < arguments.count,
-      let value = Int(arguments[index + 1])
-    {
-      runs = max(1, value)
-    }
-    try reportBench(runs: runs)
+    try reportBench(runs: runsOption(default: 30))
   default:
     fail(
       "usage: innerpeace-bench stages [--runs N] | colour [--runs N] | peer BG QUOTE AUTHOR W H OUT.png"

@@ -47,26 +47,11 @@ struct ContrastTests {
     }
     let image = try PNGCodec.decode(card.bytes)
     let (width, height) = (probe.width, probe.height)
-    // Covered pixels counted over every rectangle from the origin (a summed-area table), so
-    // each pixel's 7 x 7 neighbourhood is four look-ups.
-    let radius = 3
-    var covered = [Int](repeating: 0, count: (width + 1) * (height + 1))
-    for y in 0..<height {
-      var row = 0
-      for x in 0..<width {
-        row += probe.coverage[y * width + x] > 0 ? 1 : 0
-        covered[(y + 1) * (width + 1) + x + 1] = covered[y * (width + 1) + x + 1] + row
-      }
-    }
+    // The pixels just outside the glyphs: within 3 px (a 7 x 7 neighbourhood) of a covered one.
+    let near = BrightCardTests.near(probe, radius: 3)
     var contrasts: [[Double]] = [[], []]
     for y in 0..<height {
-      let (y0, y1) = (max(0, y - radius), min(height, y + radius + 1))
-      for x in 0..<width where probe.coverage[y * width + x] == 0 {
-        let (x0, x1) = (max(0, x - radius), min(width, x + radius + 1))
-        let near =
-          covered[y1 * (width + 1) + x1] - covered[y0 * (width + 1) + x1] - covered[y1 * (width + 1) + x0]
-          + covered[y0 * (width + 1) + x0]
-        guard near > 0 else { continue }
+      for x in 0..<width where probe.coverage[y * width + x] == 0 && near[y * width + x] {
         let pixel = image.pixel(probe.left + x, probe.top + y)
         let luminance = HaloContrast.luminance(red: UInt8(pixel.r), green: UInt8(pixel.g), blue: UInt8(pixel.b))
         let line = probe.authorRow.map { y >= $0 ? 1 : 0 } ?? 0
