@@ -130,13 +130,13 @@ struct BatchCommand: ParsableCommand {
     let catalog = try catalog.load()
     let plan = try BatchPlan(
       catalog: catalog, presets: chosenPresets, quoteCount: count, format: chosenFormat, seed: runSeed, shard: shard,
-      showsAuthor: !card.noAuthor, alignment: card.align)
+      showsAuthor: !card.noAuthor, alignment: card.align, language: card.language)
     let folder = try BatchFolder(path: outDir, shard: shard)
     try folder.refuseLinks()
     let parameters = BatchRunParameters(
       seed: runSeed, format: chosenFormat.rawValue, presets: chosenPresets.map(\.description),
       alignment: card.align.rawValue, showsAuthor: !card.noAuthor, catalog: Self.fingerprint(catalog),
-      count: count ?? catalog.quotes.count, shard: shard.description)
+      count: count ?? catalog.quotes.count, shard: shard.description, language: card.language?.description)
     try folder.checkRunParameters(parameters, resume: resume)
     folder.removeStaleTemporaries(of: plan.items)
     if !resume {

@@ -18,6 +18,9 @@ struct BatchRunParameters: Codable, Equatable, Sendable {
   var count: Int
   /// The shard, `I/N` (`1/1` for a whole run).
   var shard: String
+  /// The language given with `--lang` (``LanguageTag/description``), if any; absent from records
+  /// of runs made before the option existed, which had none.
+  var language: String?
 
   /// The record as written into the folder: sorted, indented JSON and a final line feed.
   func json() throws -> [UInt8] {
@@ -34,7 +37,7 @@ struct BatchRunParameters: Codable, Equatable, Sendable {
 
   init(
     seed: UInt64, format: String, presets: [String], alignment: String, showsAuthor: Bool, catalog: String, count: Int,
-    shard: String
+    shard: String, language: String? = nil
   ) {
     self.seed = seed
     self.format = format
@@ -44,9 +47,10 @@ struct BatchRunParameters: Codable, Equatable, Sendable {
     self.catalog = catalog
     self.count = count
     self.shard = shard
+    self.language = language
   }
 
-  /// The options that decide a card's bytes (seed, format, presets, alignment, author, catalog) where `earlier`
+  /// The options that decide a card's bytes (seed, format, presets, alignment, author, language, catalog) where `earlier`
   /// differs from these, each as "name: earlier value there, this value now". Count and shard
   /// only choose which cards, so they may differ.
   func cardDefiningDifferences(from earlier: BatchRunParameters) -> [String] {
@@ -58,6 +62,7 @@ struct BatchRunParameters: Codable, Equatable, Sendable {
     compare("format", earlier.format, format)
     compare("presets", earlier.presets.joined(separator: ","), presets.joined(separator: ","))
     compare("align", earlier.alignment, alignment)
+    compare("lang", earlier.language ?? "guessed", language ?? "guessed")
     compare("author line", earlier.showsAuthor ? "shown" : "left out", showsAuthor ? "shown" : "left out")
     if earlier.catalog != catalog { differences.append("catalog: its quotes or pictures have changed") }
     return differences

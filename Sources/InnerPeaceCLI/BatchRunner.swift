@@ -116,7 +116,8 @@ final class BatchRunner: Sendable {
             // A kept card's report comes from the fit alone, which sets the text as its render did.
             report: reports
               ? renderer.typesetReport(
-                quote: quote, showsAuthor: plan.showsAuthor, preset: item.preset, alignment: plan.alignment) : nil),
+                quote: quote, showsAuthor: plan.showsAuthor, preset: item.preset, alignment: plan.alignment,
+                language: plan.language) : nil),
           skipped: true)
         continue
       }
@@ -124,7 +125,8 @@ final class BatchRunner: Sendable {
         let card = try isolated.render(
           CardRequest(
             preset: item.preset, quote: .index(item.quoteIndex), picture: .named(item.picture), seed: 0,
-            format: item.format, showsAuthor: plan.showsAuthor, alignment: plan.alignment, includesReport: reports)
+            format: item.format, showsAuthor: plan.showsAuthor, alignment: plan.alignment, includesReport: reports,
+            language: plan.language)
         ).get()
         let checksum = SHA256.hash(data: card.bytes).hex
         try folder.journal(checksum: checksum, file: item.fileName)

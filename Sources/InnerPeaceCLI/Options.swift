@@ -44,6 +44,13 @@ struct CardOptions: ParsableArguments {
 
   @Flag(help: "Leave out the '— Author' line (the app's text-only card).")
   var noAuthor = false
+
+  @Option(
+    name: .customLong("lang"),
+    help: ArgumentHelp(
+      "The text's language as a BCP 47 tag (de, zh-Hant, ur): it picks the hyphenation patterns, the Han face and "
+        + "phrase model, and Nastaliq for Urdu (default: guessed from the text).", valueName: "tag"))
+  var language: LanguageTag?
 }
 
 /// Parsers for values whose rules live in the core, so that a refusal gives the core's reason.
@@ -63,6 +70,10 @@ enum Parse {
 
   /// The names shells complete for a preset.
   static let presetCompletion = CompletionKind.list(Preset.named.map(\.description))
+}
+
+extension LanguageTag: ExpressibleByArgument {
+  init?(argument: String) { self.init(argument) }
 }
 
 extension ImageFormat: ExpressibleByArgument {

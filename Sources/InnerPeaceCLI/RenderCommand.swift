@@ -152,6 +152,7 @@ struct RenderCommand: ParsableCommand {
       preset: size.map { .custom($0) } ?? preset ?? .og, quote: quoteChoice,
       picture: picture.map { .named($0) } ?? .random,
       seed: seed.value(), format: try format, showsAuthor: !card.noAuthor, alignment: card.align,
-      transparent: transparent, typographicPunctuation: !straightQuotes, includesReport: report != nil)
+      transparent: transparent, typographicPunctuation: !straightQuotes, includesReport: report != nil,
+      language: card.language)
   }
 }

@@ -127,18 +127,28 @@ struct CardRoutes<Renderer: CardRendering> {
     let author = query["author"] ?? ""
     let picture = try pictureParameter(query)
     let straightQuotes = try CardOptions.boolean(query, "straightQuotes") ?? false
+    let language = try Self.languageParameter(query)
     let seed: UInt64 = picture == nil ? UInt64(truncatingIfNeeded: StableHash.of(text)) : 0
     let cardRequest = CardRequest(
       preset: options.preset, quote: .text(text, author: author), picture: picture.map { .named($0) } ?? .random,
       seed: seed, format: options.format, showsAuthor: options.showsAuthor, alignment: options.alignment,
-      typographicPunctuation: !straightQuotes, quality: options.quality)
+      typographicPunctuation: !straightQuotes, quality: options.quality, language: language)
     // Checked before the conditional answer: a text that cannot be a card is a 400 whatever
     // If-None-Match says.
     do { try cardRequest.validate() } catch { throw ServiceError.from(error) }
     // Percent-encoded parts cannot contain the separator, so different texts never share a key.
     let key =
-      "text|\(options.key)|\(straightQuotes ? "straight" : "typographic")|\(picture ?? "-")|\(percentEncoded(author))|\(percentEncoded(text))"
+      "text|\(options.key)|\(straightQuotes ? "straight" : "typographic")|\(language?.description ?? "-")|\(picture ?? "-")|\(percentEncoded(author))|\(percentEncoded(text))"
     return (cardRequest, options, key)
+  }
+
+  /// The `lang` parameter: a BCP 47 language tag (``LanguageTag``), or `nil` when absent.
+  static func languageParameter(_ query: QueryParameters) throws -> LanguageTag? {
+    guard let value = query["lang"] else { return nil }
+    guard let tag = LanguageTag(value) else {
+      throw ServiceError.badParameter("lang", "lang must be a BCP 47 language tag such as en, de-CH or zh-Hant")
+    }
+    return tag
   }
 
   /// A report's answer: revalidated by its tag, rendered (or found in the cache) under `key`.

@@ -167,7 +167,8 @@ enum Routes {
       .catalogCardNegotiated, "/cards/{quote}", .negotiatedImage, query: imageQuery.union(["author", "picture"]),
       example: "/cards/0", answers: "one catalog quote's card in a format chosen from Accept"),
     Route(
-      .customCard, "/card.{format}", .image, query: imageQuery.union(["text", "author", "picture", "straightQuotes"]),
+      .customCard, "/card.{format}", .image,
+      query: imageQuery.union(["text", "author", "picture", "straightQuotes", "lang"]),
       example: "/card.png?text=hi", answers: "a card for any text"),
     Route(
       .todayCard, "/today.{format}", .image, query: imageQuery.union(["author"]),
@@ -200,7 +201,7 @@ enum Routes {
       example: "/cards/0.json", answers: "what one catalog quote's card sets: lines, runs, fonts (a debug report)"),
     Route(
       .customCardReport, "/card.json", .json,
-      query: reportQuery.union(["text", "author", "picture", "straightQuotes"]),
+      query: reportQuery.union(["text", "author", "picture", "straightQuotes", "lang"]),
       example: "/card.json?text=hi", answers: "what the card for any text sets: lines, runs, fonts (a debug report)"),
   ]
 

@@ -86,6 +86,7 @@ enum WorkerWire {
     writer.bool(request.typographicPunctuation)
     writer.int(request.quality ?? 0)
     writer.bool(request.includesReport)
+    writer.optionalString(request.language?.description)
     return writer.bytes
   }
 
@@ -115,11 +116,14 @@ enum WorkerWire {
     let typographicPunctuation = try reader.bool()
     let quality = try reader.int()
     let includesReport = try reader.bool()
+    let languageTag = try reader.optionalString()
+    let language = languageTag.flatMap(LanguageTag.init)
+    if languageTag != nil && language == nil { throw WireError("bad language tag") }
     try reader.expectEnd()
     return CardRequest(
       preset: preset, quote: quote, picture: picture, seed: seed, format: format, showsAuthor: showsAuthor,
       alignment: alignment, transparent: transparent, typographicPunctuation: typographicPunctuation,
-      quality: quality == 0 ? nil : quality, includesReport: includesReport)
+      quality: quality == 0 ? nil : quality, includesReport: includesReport, language: language)
   }
 
   // MARK: Cards

@@ -69,13 +69,34 @@ struct ReportCommandTests {
 
     // After the warnings: tofu is warned about, then the report follows.
     let tofu = try CLI.run([
-      "render", "--out", "/dev/null", "--report", "-", "--text", "Calm \u{E000}", "--size", "300x200",
+      "render", "--out", "/dev/null", "--report", "-", "--text", "Calm \u{0380}", "--size", "300x200",
     ])
     #expect(tofu.status == 0, "stderr: \(tofu.stderr)")
     let start = try #require(tofu.stderr.firstIndex(of: "{"))
     #expect(tofu.stderr[..<start].hasPrefix("warning: 1 glyph(s)"), "\(tofu.stderr)")
     let tail = try Self.report(Array(tofu.stderr[start...].utf8))
     #expect(tail.missingGlyphs == 1)
+  }
+
+  /// `--lang` gives the text's language: the bundled face's runs carry it; a tag of the wrong
+  /// form is a one-line error and no image.
+  @Test func languageOptionReachesTheRuns() throws {
+    let result = try CLI.run([
+      "render", "--out", "/dev/null", "--report", "-", "--text", "Ruhe ist die erste Bürgerpflicht.", "--lang",
+      "de-CH", "--size", "480x320",
+    ])
+    #expect(result.status == 0, "stderr: \(result.stderr)")
+    let report = try Self.report(Array(result.stderr.utf8))
+    let latin = report.runs.filter { $0.script == "Latn" }
+    #expect(!latin.isEmpty && latin.allSatisfy { $0.language == "de-ch" || $0.language == "de-CH" }, "\(latin)")
+
+    try withTemporaryFolder { folder in
+      let out = folder.appendingPathComponent("card.png").path
+      let bad = try CLI.run(["render", "--out", out, "--text", "Calm", "--lang", "de CH"])
+      #expect(bad.status != 0)
+      #expect(bad.stderr.contains("--lang"), "\(bad.stderr)")
+      #expect(!FileManager.default.fileExists(atPath: out))
+    }
   }
 
   /// A report path that cannot be written is a one-line error before anything is rendered: no

@@ -295,6 +295,25 @@ import Testing
     }
   }
 
+  /// `lang` on /card: the text's language, its own cached card (Han set in the Japanese face for
+  /// `ja`, not the Simplified Chinese one guessed from Han alone); a tag of the wrong form is a 400
+  /// naming it.
+  @Test func customCardLanguage() async throws {
+    try await withRouter { client, _ in
+      let base = "/card.png?text=\(queryEncoded("平和と静寂"))&w=240&h=200&picture=aqua.jpg"
+      let guessed = try await client.get(base)
+      expectCard(guessed, format: "png", size: (240, 200))
+      let japanese = try await client.get(base + "&lang=ja")
+      expectCard(japanese, format: "png", size: (240, 200))
+      #expect(japanese.header("ETag") != guessed.header("ETag"), "two cards, one ETag")
+      let normalised = try await client.get(base + "&lang=JA")
+      #expect(normalised.header("ETag") == japanese.header("ETag"), "ja and JA are one language")
+      for bad in ["japanese", "ja-", "j", "ja_JP_x", "1a"] {
+        _ = expectError(try await client.get(base + "&lang=\(queryEncoded(bad))"), status: 400, parameter: "lang")
+      }
+    }
+  }
+
   /// On /card, `author` is the author's name: an author called "no" (or "0", or "false") is drawn
   /// like any other name, as the share message says. Today CardOptions also reads `author` as
   /// the on/off switch of /random and /cards, so these names silently vanish from the card.

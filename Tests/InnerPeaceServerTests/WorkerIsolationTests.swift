@@ -23,6 +23,7 @@ import Testing
       seed: 0, format: .jpeg),
     CardRequest(preset: .classic, quote: .text("x", author: ""), seed: 1 << 63),
     CardRequest(quote: .text("it's \"x\" -- y...", author: "O'Brien"), seed: 2, typographicPunctuation: false),
+    CardRequest(quote: .text("平和", author: nil), seed: 3, includesReport: true, language: LanguageTag("zh-Hant-TW")),
   ])
   func requestsRoundTrip(_ request: CardRequest) throws {
     #expect(try WorkerWire.decodeRequest(WorkerWire.encode(request)) == request)

@@ -293,7 +293,7 @@ import Testing
     #expect(Self.layout("ہمت کرے انسان").pickedFonts.map(\.family).contains("Noto Nastaliq Urdu"))
     #expect(Self.layout("الصبر مفتاح الفرج").pickedFonts.map(\.family) == ["Noto Naskh Arabic"])
     let layout = Self.layout("الصبر مفتاح الفرج")
-    let list = TextAttributes.list(for: "الصبر مفتاح الفرج", language: "ur")
+    let list = TextAttributes.list(for: "الصبر مفتاح الفرج", language: LanguageTag("ur"))
     pango_layout_set_attributes(layout.handle, list)
     pango_attr_list_unref(list)
     #expect(layout.pickedFonts.map(\.family) == ["Noto Nastaliq Urdu"], "\(layout.pickedFonts)")

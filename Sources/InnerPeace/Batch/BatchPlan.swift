@@ -64,12 +64,15 @@ public struct BatchPlan: Sendable {
   public let showsAuthor: Bool
   /// How the quote's lines sit on every card.
   public let alignment: TextAlignment
+  /// The quotes' language where the caller gives it (``CardRequest/language``).
+  public let language: LanguageTag?
 
   /// - Throws: ``InnerPeaceError/presetListEmpty``, or
   ///   ``InnerPeaceError/quoteCountOutOfRange(_:maximum:)`` for a count outside 1...quotes.
   public init(
     catalog: Catalog, presets: [Preset], quoteCount: Int? = nil, format: ImageFormat = .png, seed: UInt64 = 0,
-    shard: Shard = .all, showsAuthor: Bool = true, alignment: TextAlignment = .natural
+    shard: Shard = .all, showsAuthor: Bool = true, alignment: TextAlignment = .natural,
+    language: LanguageTag? = nil
   ) throws(InnerPeaceError) {
     guard !presets.isEmpty else { throw .presetListEmpty }
     let quotes = quoteCount ?? catalog.quotes.count
@@ -96,6 +99,7 @@ public struct BatchPlan: Sendable {
     self.totalCount = position
     self.showsAuthor = showsAuthor
     self.alignment = alignment
+    self.language = language
   }
 
   /// `0042-og.png`: the quote index (four digits or more), the preset, the format's extension.

@@ -84,12 +84,15 @@ public struct CardRequest: Hashable, Sendable {
   /// Also make the card's ``TypesetReport`` (``RenderedCard/report``). It never changes the
   /// image; a render without it spends nothing on the report.
   public var includesReport: Bool
+  /// The text's language, where the caller knows it (``LanguageTag``); `nil` guesses it from the
+  /// text.
+  public var language: LanguageTag?
 
   public init(
     preset: Preset = .og, quote: QuoteChoice = .random, picture: PictureChoice = .random, seed: UInt64,
     format: ImageFormat = .png, showsAuthor: Bool = true, alignment: TextAlignment = .natural,
     transparent: Bool = false, typographicPunctuation: Bool = true, quality: Int? = nil,
-    includesReport: Bool = false
+    includesReport: Bool = false, language: LanguageTag? = nil
   ) {
     self.preset = preset
     self.quote = quote
@@ -102,6 +105,7 @@ public struct CardRequest: Hashable, Sendable {
     self.typographicPunctuation = typographicPunctuation
     self.quality = quality
     self.includesReport = includesReport
+    self.language = language
   }
 
   /// Makes the checks that need no catalog, as the renderer makes them: custom text and author

@@ -102,8 +102,13 @@ final class TextLayout {
   /// asks for the extents more than once per state).
   var hangingCache: (serial: UInt32, shifts: [Int32]?, ink: PangoRectangle?)?
 
-  init(context: TextContext, text: String, family: String) {
+  /// The text's language where the caller knows it (``LanguageTag``); `nil` guesses it from the
+  /// text. Set at creation: every text the layout is given is set in it.
+  let language: LanguageTag?
+
+  init(context: TextContext, text: String, family: String, language: LanguageTag? = nil) {
     self.context = context
+    self.language = language
     handle = pango_layout_new(context.handle)!
     font = FontDescription(family: family, italic: true)
     font.setPixelSize(TextLayout.referenceSize)

@@ -24,7 +24,7 @@ enum BreakRules {
 
   /// The byte ranges inside which no line may break: the character before each dash together with
   /// the dash, and each phrase of CJK text.
-  static func noBreakRanges(in text: String) -> [Range<Int>] {
+  static func noBreakRanges(in text: String, language: LanguageTag? = nil) -> [Range<Int>] {
     var ranges: [Range<Int>] = []
     var offset = 0
     var previous: (scalar: Unicode.Scalar, offset: Int)? = nil
@@ -38,7 +38,7 @@ enum BreakRules {
       previous = (scalar, offset)
       offset += width
     }
-    if mayHaveCJK { ranges += PhraseSegmenter.phraseRanges(in: text) }
+    if mayHaveCJK { ranges += PhraseSegmenter.phraseRanges(in: text, language: language) }
     return ranges
   }
 }

@@ -308,7 +308,7 @@ enum TextAttributes {
   /// its reference size); the caller owns the returned `PangoAttrList`. `language` is the text's
   /// language where the caller knows it (BCP 47; `ur` sets Arabic script in Nastaliq).
   static func list(
-    for text: String, size: Double = TextLayout.referenceSize, language: String? = nil
+    for text: String, size: Double = TextLayout.referenceSize, language: LanguageTag? = nil
   ) -> OpaquePointer {
     let list = pango_attr_list_new()!
     func insert(_ attribute: UnsafeMutablePointer<PangoAttribute>, _ start: Int, _ end: Int) {
@@ -383,7 +383,7 @@ enum TextAttributes {
     }
     if wordHasHangul && wordStart < length { insert(pango_attr_allow_breaks_new(0), wordStart, length) }
     // No line starts with a dash; Japanese and Chinese break between phrases (BreakRules).
-    for range in BreakRules.noBreakRanges(in: text) {
+    for range in BreakRules.noBreakRanges(in: text, language: language) {
       insert(pango_attr_allow_breaks_new(0), range.lowerBound, range.upperBound)
     }
     if paragraphDirection == true { rightToLeftParagraphs.append((paragraphStart, length)) }
@@ -398,10 +398,16 @@ enum TextAttributes {
       switch script {
       case .neutral: nil
       case .bundled: .bundled
-      case .han: hasKana ? .cjkJP : hasHangul ? .cjkKR : .cjkSC
+      case .han:
+        switch language?.language {
+        case "ja": .cjkJP
+        case "ko": .cjkKR
+        case "zh": .cjkSC
+        default: hasKana ? .cjkJP : hasHangul ? .cjkKR : .cjkSC
+        }
       case .kana: .cjkJP
       case .hangul: .cjkKR
-      case .arabic: hasUrduLetters || language?.lowercased().hasPrefix("ur") == true ? .urdu : .arabic
+      case .arabic: hasUrduLetters || language?.language == "ur" ? .urdu : .arabic
       case .hebrew: .hebrew
       case .devanagari: .devanagari
       case .thai: .thai
@@ -467,7 +473,8 @@ enum TextAttributes {
         insert(pango_attr_style_new(face.isUpright ? PANGO_STYLE_NORMAL : PANGO_STYLE_ITALIC), from, to)
       }
       if face.scale != 1 { insert(pango_attr_scale_new(face.scale), from, to) }
-      if let language = face.language {
+      // The bundled face's runs take the caller's language, where given (Pango's localized forms).
+      if let language = face.language ?? (face == .bundled ? language?.description : nil) {
         insert(pango_attr_language_new(pango_language_from_string(language)), from, to)
       }
       start = end + 1
@@ -479,7 +486,7 @@ enum TextAttributes {
 extension TextLayout {
   /// Sets the attributes ``TextAttributes`` computes for `text`, which must be the layout's text.
   func applyTextAttributes(for text: String) {
-    let list = TextAttributes.list(for: text)
+    let list = TextAttributes.list(for: text, language: language)
     pango_layout_set_attributes(handle, list)
     pango_attr_list_unref(list)
   }

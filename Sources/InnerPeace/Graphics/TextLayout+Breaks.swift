@@ -21,6 +21,9 @@ struct BreakModel {
   /// The advance of the hyphen ``LineBreaker`` adds where it breaks a word (pixels at the
   /// reference size; 0: not measured, so no word is hyphenated).
   var hyphenAdvance: Double = 0
+  /// The text's language where the caller gave it (``TextLayout/language``): it picks the
+  /// hyphenation patterns.
+  var language: LanguageTag? = nil
 }
 
 extension TextLayout {
@@ -72,7 +75,8 @@ extension TextLayout {
     mustBreak[scalars.count] = true
     return BreakModel(
       scalars: scalars, advances: advances, allowsBreak: allowsBreak, mustBreak: mustBreak,
-      allowsCharacterBreak: allowsCharacterBreak, isWhite: isWhite, hyphenAdvance: unlockedHyphenAdvance())
+      allowsCharacterBreak: allowsCharacterBreak, isWhite: isWhite, hyphenAdvance: unlockedHyphenAdvance(),
+      language: language)
   }
 
   /// Hyphen advances measured so far, by font description: one small layout per face and process.

@@ -70,7 +70,7 @@ public final class CardRenderer: Sendable {
     // Fit the text.
     let fitted = clock.measure(.fit) {
       let context = TextContext(fontMap: FontSetup.threadFontMap(bundledFontPath: fontPath))
-      let fitter = TextFitter(geometry: geometry, alignment: request.alignment)
+      let fitter = TextFitter(geometry: geometry, alignment: request.alignment, language: request.language)
       return fitter.fit(
         quote: quote.text, author: request.showsAuthor ? quote.author : "", context: context, family: FontSetup.family)
     }

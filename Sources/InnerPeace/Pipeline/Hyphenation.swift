@@ -81,8 +81,28 @@ enum Hyphenation {
       ("hu_HU", ["ő", "ű"], ["az", "és", "hogy", "nem", "egy", "van", "meg", "ez"]),
     ]
 
-    /// The languages of `text`: each script's language whose patterns are installed.
-    static func detect(in text: String) -> Languages {
+    /// The languages of `text`: each script's language whose patterns are installed. A language
+    /// the caller `given` decides its own script: Latin for a language written in Latin letters
+    /// (`de`, `fr`, any other), Cyrillic for `ru` and `uk`, Greek for `el`; that script is then
+    /// hyphenated with its patterns, or not at all where they are not installed.
+    static func detect(in text: String, given: LanguageTag? = nil) -> Languages {
+      var detected = guess(in: text)
+      guard let given else { return detected }
+      let installed = { (stems: [Language]) in stems.first(where: Hyphenation.hasPatterns) }
+      switch given.language {
+      case "ru": detected.cyrillic = installed(["ru_RU"])
+      case "uk": detected.cyrillic = installed(["uk_UA"])
+      case "el": detected.greek = installed(["el_GR", "el"])
+      default:
+        let region = given.region.map { "\(given.language)_\($0)" }
+        let cue = latinCues.first { $0.0 == given.language || $0.0.hasPrefix(given.language + "_") }
+        detected.latin = installed([region, cue?.0, given.language].compactMap { $0 })
+      }
+      return detected
+    }
+
+    /// The languages of `text` guessed from its letters and words alone.
+    private static func guess(in text: String) -> Languages {
       var scores = [Int](repeating: 0, count: latinCues.count)
       var hasCyrillic = false
       var isUkrainian = false

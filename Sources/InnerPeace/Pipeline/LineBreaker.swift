@@ -126,7 +126,7 @@ struct LineBreaker {
     if model.hyphenAdvance > 0 {
       var text = String.UnicodeScalarView()
       text.append(contentsOf: model.scalars)
-      let points = Hyphenation.points(in: model.scalars, languages: .detect(in: String(text)))
+      let points = Hyphenation.points(in: model.scalars, languages: .detect(in: String(text), given: model.language))
       if !points.isEmpty {
         before = [Bool](repeating: false, count: model.scalars.count + 1)
         for point in points where model.allowsCharacterBreak[point] && model.advances[point] > 0 {

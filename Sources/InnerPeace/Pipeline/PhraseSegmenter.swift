@@ -55,6 +55,15 @@ struct PhraseSegmenter: Sendable {
     case japanese = "ja"
     case simplifiedChinese = "zh-hans"
     case traditionalChinese = "zh-hant"
+
+    /// The model a caller's language asks for (`nil`: none of these; guess from the text).
+    init?(tag: LanguageTag) {
+      switch tag.language {
+      case "ja": self = .japanese
+      case "zh": self = tag.isTraditionalChinese ? .traditionalChinese : .simplifiedChinese
+      default: return nil
+      }
+    }
   }
 
   let model: Model
@@ -197,7 +206,7 @@ struct PhraseSegmenter: Sendable {
   /// The phrases of every CJK run in `text` that hold two to ``maximumPhraseLength`` characters,
   /// as UTF-8 byte ranges (end excluded): a line may break between phrases, never inside one. A
   /// text with no Han or kana costs one scan and nothing else.
-  static func phraseRanges(in text: String) -> [Range<Int>] {
+  static func phraseRanges(in text: String, language given: LanguageTag? = nil) -> [Range<Int>] {
     var runs: [(start: Int, scalars: [Unicode.Scalar], widths: [Int])] = []
     var current: (start: Int, scalars: [Unicode.Scalar], widths: [Int])? = nil
     var offset = 0
@@ -217,7 +226,7 @@ struct PhraseSegmenter: Sendable {
     }
     if let run = current { runs.append(run) }
     guard !runs.isEmpty else { return [] }
-    let language = language(of: all)
+    let language = given.flatMap(Language.init(tag:)) ?? language(of: all)
     var ranges: [Range<Int>] = []
     for run in runs where run.scalars.count > 1 {
       guard let lengths = phraseLengths(of: run.scalars, in: language) else { return [] }

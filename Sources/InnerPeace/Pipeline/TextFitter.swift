@@ -43,6 +43,8 @@ struct FittedText {
 struct TextFitter {
   let geometry: CardGeometry
   let alignment: TextAlignment
+  /// The text's language where the caller knows it: the layouts are set in it.
+  var language: LanguageTag? = nil
 
   /// The quote and author layouts, set up for this fitter, and the measure over them.
   func makeMeasure(quote text: String, author: String, context: TextContext, family: String) -> FitMeasure {
@@ -52,7 +54,8 @@ struct TextFitter {
       // A directional mark gives the author line the quote's direction, so "natural" puts it
       // under the quote's starting edge in either script direction.
       let mark = quote.isRightToLeft ? "\u{200F}" : "\u{200E}"
-      let layout = TextLayout(context: context, text: "\(mark)\u{2014} \(author)", family: family)
+      let layout = TextLayout(
+        context: context, text: "\(mark)\u{2014} \(author)", family: family, language: language)
       layout.setAlignment(alignment == .center ? .center : .natural)
       layout.limitLines(TextLayout.authorMaximumLines)
       // A second line starts under the name, not under the dash (centred lines have no edge).
@@ -67,7 +70,7 @@ struct TextFitter {
 
   /// A quote layout for `text`, aligned as this fitter aligns.
   func makeQuoteLayout(_ text: String, context: TextContext, family: String) -> TextLayout {
-    let quote = TextLayout(context: context, text: text, family: family)
+    let quote = TextLayout(context: context, text: text, family: family, language: language)
     quote.setAlignment(alignment == .center ? .center : .natural)
     // A flush edge hangs its opening marks; centred lines have no edge to align them to.
     quote.hangsPunctuation = alignment != .center && TextLayout.mayHang(text)

@@ -3,7 +3,7 @@ import Foundation
 /// What a card set, and how: its size, the lines of the quote and of the author line as set, and
 /// for each run of text on a line the script, language, font file, style, missing glyphs and dotted
 /// circles. Computed only when asked (``CardRequest/includesReport``,
-/// ``CardRenderer/typesetReport(quote:showsAuthor:preset:alignment:)``); the plain render never
+/// ``CardRenderer/typesetReport(quote:showsAuthor:preset:alignment:language:)``); the plain render never
 /// makes one.
 public struct TypesetReport: Codable, Sendable, Equatable {
   /// The canvas, in pixels.
@@ -181,11 +181,12 @@ extension CardRenderer {
   /// The report of `quote` as a card would set it, without drawing: the fit alone. For a catalog
   /// quote this is the report of its card (``CardRequest/includesReport``); custom text must be
   /// given as the card draws it (tidied, with typographic punctuation where asked).
-  public func typesetReport(quote: Quote, showsAuthor: Bool = true, preset: Preset, alignment: TextAlignment = .natural)
-    -> TypesetReport
-  {
+  public func typesetReport(
+    quote: Quote, showsAuthor: Bool = true, preset: Preset, alignment: TextAlignment = .natural,
+    language: LanguageTag? = nil
+  ) -> TypesetReport {
     let context = TextContext(fontMap: FontSetup.threadFontMap(bundledFontPath: bundledFontPath))
-    let fitted = TextFitter(geometry: preset.geometry, alignment: alignment).fit(
+    let fitted = TextFitter(geometry: preset.geometry, alignment: alignment, language: language).fit(
       quote: quote.text, author: showsAuthor ? quote.author : "", context: context, family: FontSetup.family)
     return TypesetReport(fitted, preset: preset)
   }
