@@ -22,11 +22,16 @@ swift test --skip-build --filter overloadAnswers503Fast
 # wall-clock time (25 s) is left to the plain run: under ASan on a loaded machine it took 32 s.
 swift build --build-tests --sanitize=address --scratch-path .build-address --disable-build-manifest-caching
 # The test that bounds 503s by 50 ms of wall-clock time took 180 ms once beside the whole suite
-# under ASan on a loaded machine, so here too it runs on its own afterwards.
+# under ASan on a loaded machine, so here too it runs on its own afterwards; so does the one that
+# must see a render in flight before SIGTERM (beside the whole suite under ASan, its /metrics polls
+# missed all three classic renders once).
 ASAN_OPTIONS=detect_leaks=0 .build-address/debug/innerpeacePackageTests.xctest --testing-library swift-testing \
-  --filter InnerPeaceServerTests --filter RenderTests --skip shutdownFinishesWhatItAccepted --skip overloadAnswers503Fast
+  --filter InnerPeaceServerTests --filter RenderTests --skip shutdownFinishesWhatItAccepted --skip overloadAnswers503Fast \
+  --skip sigtermDrainsInFlightRequest
 ASAN_OPTIONS=detect_leaks=0 .build-address/debug/innerpeacePackageTests.xctest --testing-library swift-testing \
   --filter overloadAnswers503Fast
+ASAN_OPTIONS=detect_leaks=0 .build-address/debug/innerpeacePackageTests.xctest --testing-library swift-testing \
+  --filter sigtermDrainsInFlightRequest
 # ThreadSanitizer over the same suites, in .build-thread. The locks they exercise are ones TSan can
 # see: NSLock in the core, NIOLockedValueBox in the server (with this toolchain TSan cannot see
 # Synchronization's `Mutex` and reports every access under it as a race: BENCHMARKS.md §4). The
