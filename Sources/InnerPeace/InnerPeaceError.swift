@@ -1,6 +1,8 @@
-/// Everything that can go wrong between a request and its bytes, each with a one-line description
-/// meant for the person who made the request. The CLI maps these to exit codes, and the server to
-/// HTTP statuses, each in one place.
+/// Everything that can go wrong between a request and its bytes (loading the catalog, checking
+/// the request, rendering, encoding), each with a one-line description meant for the person who
+/// made the request. The CLI maps these to exit codes, and the server to HTTP statuses, each in
+/// one place. A batch's plan and a schedule have errors of their own (``BatchPlanError``,
+/// ``ScheduleError``), which no render throws.
 public enum InnerPeaceError: Error, Equatable, Sendable, CustomStringConvertible {
   /// A catalog file could not be read at all.
   case catalogUnreadable(file: String, reason: String)
@@ -36,18 +38,6 @@ public enum InnerPeaceError: Error, Equatable, Sendable, CustomStringConvertible
   case formatUnknown(String)
   /// A transparent card asked for in a format without an alpha channel (JPEG).
   case transparencyUnsupported(format: ImageFormat)
-  /// A shard that is not of the form `I/N` with whole numbers.
-  case shardMalformed(String)
-  /// A shard `index` of `count` outside 1 <= index <= count <= ``Shard/maximumCount``.
-  case shardOutOfRange(index: Int, count: Int)
-  /// A batch with no preset to render.
-  case presetListEmpty
-  /// A number of quotes outside 1 through `maximum` (the catalog's size).
-  case quoteCountOutOfRange(Int, maximum: Int)
-  /// A number of days outside 1 through `maximum`.
-  case dayCountOutOfRange(Int, maximum: Int)
-  /// An hour of the day outside 0 through 23.
-  case hourOutOfRange(Int)
   /// The bundled fonts could not be found or registered.
   case fontsUnavailable(reason: String)
   /// Cairo or Pango failed while drawing.
@@ -89,18 +79,6 @@ public enum InnerPeaceError: Error, Equatable, Sendable, CustomStringConvertible
       return "unknown format '\(name)': use png, jpeg or webp"
     case .transparencyUnsupported(let format):
       return "\(format.rawValue.uppercased()) has no alpha channel: a transparent card needs png or webp"
-    case .shardMalformed(let text):
-      return "shard '\(text)' is not of the form I/N (e.g. 2/8)"
-    case .shardOutOfRange(let index, let count):
-      return "shard \(index)/\(count): I must be from 1 to N, and N from 1 to \(Shard.maximumCount)"
-    case .presetListEmpty:
-      return "preset: at least one preset is needed"
-    case .quoteCountOutOfRange(let count, let maximum):
-      return "count \(count) must be from 1 to \(maximum), the catalog's size"
-    case .dayCountOutOfRange(let days, let maximum):
-      return "days \(days) must be from 1 to \(maximum)"
-    case .hourOutOfRange(let hour):
-      return "hour \(hour) must be from 0 to 23"
     case .fontsUnavailable(let reason):
       return "fonts unavailable: \(reason)"
     case .renderFailed(let reason):

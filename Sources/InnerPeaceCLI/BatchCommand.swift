@@ -1,5 +1,4 @@
 import ArgumentParser
-import Crypto
 import Foundation
 import InnerPeace
 import InnerPeaceServer
@@ -22,7 +21,9 @@ struct BatchCommand: ParsableCommand {
       index.html shows them as a gallery.
 
       After an interruption, run the same command with --resume: files already there are kept \
-      (not rendered again) and the manifest is written complete.
+      (not rendered again) and the manifest is written complete. --resume refuses a folder whose \
+      cards were made with other options or other content (another content version: the look, \
+      fonts, quotes or photos changed since); render those into another folder.
 
       --shard I/N renders every N-th image starting at the I-th, so N machines (Kubernetes \
       indexed Jobs, Slurm arrays, GNU parallel) split a run exactly; each shard writes \
@@ -33,7 +34,9 @@ struct BatchCommand: ParsableCommand {
       go on. The cards rendering at once total at most --render-megapixels (a larger card renders \
       alone), so memory stays bounded whatever --jobs and the size.
 
-      Without --seed the pictures come from seed 0, so the same command makes the same batch. \
+      Quote N is on the picture the service shows it on: the catalog's pictures in turn, picture \
+      N mod their number. --seed S moves every quote S pictures further along the list (default \
+      0), so the same command makes the same batch. \
       Exit status 0 when every card was written, 1 when some failed (they are listed in the \
       manifest).
       """,
@@ -108,21 +111,6 @@ struct BatchCommand: ParsableCommand {
     }
   }
 
-  /// A fingerprint of what a catalog puts on cards: every quote and author, and each picture's
-  /// name, size and modification time (reading every photo would slow every start).
-  static func fingerprint(_ catalog: Catalog) -> String {
-    var hash = SHA256()
-    for quote in catalog.quotes { hash.update(data: Array("\(quote.text)\u{0}\(quote.author)\u{0}".utf8)) }
-    for picture in catalog.pictures {
-      let path = catalog.directory.appendingPathComponent(picture).path
-      let attributes = try? FileManager.default.attributesOfItem(atPath: path)
-      let size = (attributes?[.size] as? NSNumber)?.int64Value ?? -1
-      let modified = (attributes?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
-      hash.update(data: Array("\(picture)\u{0}\(size)\u{0}\(modified)\u{0}".utf8))
-    }
-    return String(hash.finalize().hex.prefix(16))
-  }
-
   func run() throws {
     let chosenFormat = card.format ?? .png
     let chosenPresets = presets.isEmpty ? [.og] : presets.flatMap { $0 }
@@ -133,9 +121,12 @@ struct BatchCommand: ParsableCommand {
       showsAuthor: !card.noAuthor, alignment: card.align, language: card.language)
     let folder = try BatchFolder(path: outDir, shard: shard)
     try folder.refuseLinks()
+    // This renderer only answers which glyphs a kept card lacks (and its report) and what decides
+    // the cards (the content version); the workers render.
+    let renderer = try CardRenderer(catalog: catalog, backgroundCacheBytes: 0)
     let parameters = BatchRunParameters(
       seed: runSeed, format: chosenFormat.rawValue, presets: chosenPresets.map(\.description),
-      alignment: card.align.rawValue, showsAuthor: !card.noAuthor, catalog: Self.fingerprint(catalog),
+      alignment: card.align.rawValue, showsAuthor: !card.noAuthor, contentVersion: renderer.contentSources.version(),
       count: count ?? catalog.quotes.count, shard: shard.description, language: card.language?.description)
     try folder.checkRunParameters(parameters, resume: resume)
     folder.removeStaleTemporaries(of: plan.items)
@@ -151,8 +142,6 @@ struct BatchCommand: ParsableCommand {
       // A full disk: every card will fail too, and the summary will say so.
       warn("innerpeace: error: \(error)")
     }
-    // This renderer only answers which glyphs a kept card lacks (and its report); the workers render.
-    let renderer = try CardRenderer(catalog: catalog, backgroundCacheBytes: 0)
     let recorded = resume ? try folder.recordedChecksums() : [:]
     let workers = min(jobs ?? min(Self.maximumJobs, ProcessInfo.processInfo.activeProcessorCount), plan.items.count)
     let defaults = ServerConfiguration()

@@ -87,8 +87,8 @@ struct BatchFolder: Sendable {
   }
 
   /// With `resume`, refuses a folder where any run (this shard's or another's) had parameters
-  /// that change a card's bytes (seed, format, presets, catalog): its files would not be the
-  /// ones this run would make. Shard and count only choose which cards, so they may differ.
+  /// that change a card's bytes (seed, format, presets, content version): its files would not be
+  /// the ones this run would make. Shard and count only choose which cards, so they may differ.
   func checkRunParameters(_ parameters: BatchRunParameters, resume: Bool) throws {
     guard resume else { return }
     let names = (try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []
@@ -102,8 +102,8 @@ struct BatchFolder: Sendable {
       let differences = parameters.cardDefiningDifferences(from: earlier)
       if !differences.isEmpty {
         throw CommandLineError.usage(
-          "--resume: '\(url.path)' holds cards made with other options (\(differences.joined(separator: "; "))); "
-            + "use the same options or another folder")
+          "--resume: '\(url.path)' holds cards made with other options or content "
+            + "(\(differences.joined(separator: "; "))); resume with the same options, or use another folder")
       }
     }
   }

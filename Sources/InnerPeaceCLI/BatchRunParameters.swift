@@ -12,8 +12,10 @@ struct BatchRunParameters: Codable, Equatable, Sendable {
   var alignment: String
   /// Whether the cards carry the `— Author` line.
   var showsAuthor: Bool
-  /// ``BatchCommand/fingerprint(_:)`` of the catalog.
-  var catalog: String
+  /// The content version of the run's cards (``InnerPeace/ContentSources/version()``: the look,
+  /// the quotes and their pictures, the photos' bytes, the fonts); absent from records of runs
+  /// made before it was recorded, which a `--resume` cannot trust.
+  var contentVersion: String?
   /// How many quotes the run covers.
   var count: Int
   /// The shard, `I/N` (`1/1` for a whole run).
@@ -36,23 +38,23 @@ struct BatchRunParameters: Codable, Equatable, Sendable {
   }
 
   init(
-    seed: UInt64, format: String, presets: [String], alignment: String, showsAuthor: Bool, catalog: String, count: Int,
-    shard: String, language: String? = nil
+    seed: UInt64, format: String, presets: [String], alignment: String, showsAuthor: Bool, contentVersion: String,
+    count: Int, shard: String, language: String? = nil
   ) {
     self.seed = seed
     self.format = format
     self.presets = presets
     self.alignment = alignment
     self.showsAuthor = showsAuthor
-    self.catalog = catalog
+    self.contentVersion = contentVersion
     self.count = count
     self.shard = shard
     self.language = language
   }
 
-  /// The options that decide a card's bytes (seed, format, presets, alignment, author, language, catalog) where `earlier`
-  /// differs from these, each as "name: earlier value there, this value now". Count and shard
-  /// only choose which cards, so they may differ.
+  /// What decides a card's bytes (seed, format, presets, alignment, author, language, content
+  /// version) where `earlier` differs from this, each as "name: earlier value there, this value
+  /// now". Count and shard only choose which cards, so they may differ.
   func cardDefiningDifferences(from earlier: BatchRunParameters) -> [String] {
     var differences: [String] = []
     func compare(_ name: String, _ there: String, _ now: String) {
@@ -64,7 +66,11 @@ struct BatchRunParameters: Codable, Equatable, Sendable {
     compare("align", earlier.alignment, alignment)
     compare("lang", earlier.language ?? "guessed", language ?? "guessed")
     compare("author line", earlier.showsAuthor ? "shown" : "left out", showsAuthor ? "shown" : "left out")
-    if earlier.catalog != catalog { differences.append("catalog: its quotes or pictures have changed") }
+    if earlier.contentVersion != contentVersion {
+      differences.append(
+        "content version: \(earlier.contentVersion ?? "none") there, \(contentVersion ?? "none") now "
+          + "(the look, fonts, quotes or photos have changed)")
+    }
     return differences
   }
 }

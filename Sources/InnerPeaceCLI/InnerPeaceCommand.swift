@@ -58,6 +58,10 @@ struct InnerPeaceCommand: AsyncParsableCommand {
       fail(error.description, code: error.exitCode)
     } catch let error as InnerPeaceError {
       fail(wording(for: error), code: ExitStatus.code(for: error))
+    } catch let error as BatchPlanError {
+      fail(wording(for: error), code: ExitStatus.usage)
+    } catch let error as ScheduleError {
+      fail(wording(for: error), code: ExitStatus.usage)
     } catch {
       // --help and --version arrive here as "errors" that exit 0: their text goes to stdout.
       if exitCode(for: error) == .success {
@@ -75,18 +79,27 @@ struct InnerPeaceCommand: AsyncParsableCommand {
     }
   }
 
-  /// The one place the core's neutral wording names the command line's options: a value refused
-  /// by a rule of the core names the option it came from (`--days 0 must be from 1 to 366`).
+  /// The one place the core's neutral wording names the command line's options, one function per
+  /// error type of the core: a value refused by a rule of the core names the option it came from
+  /// (`--days 0 must be from 1 to 366`). A render's errors name none but `--transparent`.
   static func wording(for error: InnerPeaceError) -> String {
     switch error {
-    case .shardMalformed, .shardOutOfRange, .quoteCountOutOfRange, .dayCountOutOfRange, .hourOutOfRange:
-      "--" + error.description
-    case .presetListEmpty: "--preset: at least one preset is needed"
     case .transparencyUnsupported(let format):
       "\(format.rawValue.uppercased()) has no alpha channel: use png or webp with --transparent"
     default: error.description
     }
   }
+
+  /// A batch plan's errors, each naming its option (`--shard`, `--count`, `--preset`).
+  static func wording(for error: BatchPlanError) -> String {
+    switch error {
+    case .shardMalformed, .shardOutOfRange, .quoteCountOutOfRange: "--" + error.description
+    case .presetListEmpty: "--preset: at least one preset is needed"
+    }
+  }
+
+  /// A schedule's errors, each naming its option (`--days`, `--hour`).
+  static func wording(for error: ScheduleError) -> String { "--" + error.description }
 
   /// The option (or position) of the first argument whose bytes are not UTF-8. Swift's
   /// `CommandLine.arguments` would replace such bytes with U+FFFD, and a card would show text the
@@ -145,14 +158,14 @@ enum ExitStatus {
   /// Writing to stdout or stderr failed (a full disk, a closed stream, a reader gone).
   static let ioError: Int32 = 74
 
-  /// The one place renderer errors become exit statuses.
+  /// The one place renderer errors become exit statuses (a batch plan's and a schedule's errors
+  /// are all bad arguments, ``usage``).
   static func code(for error: InnerPeaceError) -> Int32 {
     switch error {
     case .catalogUnreadable, .pictureMissing: noInput
     case .catalogMalformed, .catalogInvalid, .pictureUndecodable, .pictureChanged, .decodingFailed: dataError
     case .pictureNameInvalid, .pictureUnknown, .quoteIndexOutOfRange, .textInvalid, .authorInvalid, .presetUnknown,
-      .sizeInvalid, .formatUnknown, .transparencyUnsupported, .shardMalformed, .shardOutOfRange, .presetListEmpty,
-      .quoteCountOutOfRange, .dayCountOutOfRange, .hourOutOfRange:
+      .sizeInvalid, .formatUnknown, .transparencyUnsupported:
       usage
     case .fontsUnavailable: unavailable
     case .renderFailed, .encodingFailed: software

@@ -66,7 +66,7 @@ enum Parse {
   /// `WxH` within the size limits.
   static func size(_ text: String) throws(InnerPeaceError) -> CanvasSize { try CanvasSize(parsing: text) }
   /// `I/N`.
-  static func shard(_ text: String) throws(InnerPeaceError) -> Shard { try Shard(parsing: text) }
+  static func shard(_ text: String) throws(BatchPlanError) -> Shard { try Shard(parsing: text) }
 
   /// The names shells complete for a preset.
   static let presetCompletion = CompletionKind.list(Preset.named.map(\.description))

@@ -1,10 +1,8 @@
-import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
 import InnerPeace
 import InnerPeaceQuery
-import NIOConcurrencyHelpers
 
 /// Where the service serves a quote's page, for whoever links to it (the feeds, `schedule`).
 public enum QuotePage {
@@ -18,7 +16,7 @@ public enum QuotePage {
 /// current version as immutable, and any other request for it (no version, an old one) with a
 /// short `max-age` and its ETag, so that caches revalidate.
 struct CardLinks: Sendable {
-  /// The content version: 12 hex digits of SHA-256 over ``ContentSources``.
+  /// The content version (``InnerPeace/ContentSources/version()``).
   let version: String
   /// The configured public origin (`https://host[:port]`), if any.
   let publicURL: String?
@@ -136,79 +134,6 @@ struct CardLinks: Sendable {
         default: return false
         }
       }
-  }
-}
-
-extension ContentSources {
-  /// SHA-256 over everything here, as 12 hex digits (48 bits: a new version never collides with
-  /// the few a cache has seen): the look version, the quotes, each picture's name, bytes and
-  /// focus (and the focus estimator's version), the bundled and fallback fonts and the
-  /// hyphenation patterns by the digests of their bytes (``FileDigests``). No path
-  /// counts, so the same build and catalog give the same version in any folder, on any machine
-  /// whose fallback fonts are the same files. A file that cannot be read (the catalog checked it
-  /// at load, so it has gone since) counts as its name, unreadable.
-  func version() -> String {
-    var hash = Crypto.SHA256()
-    func add(_ text: String) {
-      hash.update(data: Array(text.utf8))
-      hash.update(data: [0])
-    }
-    add("innerpeace-look-\(lookVersion)")
-    add("quotes \(quotes.count)")
-    for quote in quotes {
-      add(quote.text)
-      add(quote.author)
-    }
-    add("pictures \(pictureFiles.count)")
-    for (name, file) in pictureFiles {
-      add(name)
-      // Photos by their bytes, read again: a photo can change between two starts with the same
-      // size and time.
-      add(FileDigests.sha256(of: file, cached: false) ?? "unreadable")
-    }
-    // Where each photo's subject is, and the estimator that placed those not given: the crop
-    // follows them.
-    add("focus estimator \(focusEstimatorVersion)")
-    for focus in pictureFoci { add("focus \(focus.x) \(focus.y) \(focus.estimated ? "estimated" : "given")") }
-    add("fonts \(bundledFontFiles.count)")
-    for file in bundledFontFiles { add(FileDigests.sha256(of: file) ?? "unreadable") }
-    add("fallback faces \(fallbackFontFiles.count)")
-    for (face, files) in fallbackFontFiles {
-      add("\(face) \(files.count)")
-      for file in files { add(FileDigests.sha256(of: file) ?? "unreadable") }
-    }
-    add("hyphenation \(hyphenationFiles.count)")
-    for (language, file) in hyphenationFiles {
-      add(language)
-      add(FileDigests.sha256(of: file) ?? "unreadable")
-    }
-    return hash.finalize().prefix(6).map { String(format: "%02x", $0) }.joined()
-  }
-}
-
-/// SHA-256 digests of files' bytes, kept per process for files whose device, inode, size and
-/// modification time are unchanged: the fallback fonts are some 90 MB, read once.
-enum FileDigests {
-  private static let known = NIOLockedValueBox<[String: (stamp: [Int], digest: String)]>([:])
-
-  /// The hex digest of `file`'s bytes, `nil` when it cannot be read.
-  /// - Parameter cached: whether a digest computed before for the same file status may be used.
-  static func sha256(of file: URL, cached: Bool = true) -> String? {
-    let path = file.path
-    guard let status = try? FileManager.default.attributesOfItem(atPath: path) else { return nil }
-    let modified = (status[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
-    let stamp = [
-      (status[.systemNumber] as? Int) ?? 0, (status[.systemFileNumber] as? Int) ?? 0, (status[.size] as? Int) ?? -1,
-      Int(modified * 1_000_000_000),
-    ]
-    if cached, let entry = known.withLockedValue({ $0[path] }), entry.stamp == stamp { return entry.digest }
-    guard let handle = try? FileHandle(forReadingFrom: file) else { return nil }
-    defer { try? handle.close() }
-    var hash = Crypto.SHA256()
-    while let chunk = try? handle.read(upToCount: 1 << 20), !chunk.isEmpty { hash.update(data: chunk) }
-    let digest = hash.finalize().map { String(format: "%02x", $0) }.joined()
-    known.withLockedValue { $0[path] = (stamp, digest) }
-    return digest
   }
 }
 

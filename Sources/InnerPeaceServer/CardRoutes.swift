@@ -46,7 +46,7 @@ struct CardRoutes<Renderer: CardRendering> {
     guard service.catalog.quotes.indices.contains(index) else {
       throw ServiceError.from(.quoteIndexOutOfRange(index: index, count: service.catalog.quotes.count))
     }
-    let picture = try pictureParameter(query) ?? service.catalog.pictures[index % service.catalog.pictures.count]
+    let picture = try pictureParameter(query) ?? service.catalog.picture(forQuote: index)
     let key = catalogKey(quote: index, picture: picture, options: options)
     let etag = service.etag(for: key)
     let cacheControl = service.links.linkedCacheControl(forVersion: query["v"])
@@ -98,7 +98,7 @@ struct CardRoutes<Renderer: CardRendering> {
     guard service.catalog.quotes.indices.contains(index) else {
       throw ServiceError.from(.quoteIndexOutOfRange(index: index, count: service.catalog.quotes.count))
     }
-    let picture = try pictureParameter(query) ?? service.catalog.pictures[index % service.catalog.pictures.count]
+    let picture = try pictureParameter(query) ?? service.catalog.picture(forQuote: index)
     let cardRequest = CardRequest(
       preset: options.preset, quote: .index(index), picture: .named(picture), seed: 0, format: options.format,
       showsAuthor: options.showsAuthor, alignment: options.alignment, includesReport: true)

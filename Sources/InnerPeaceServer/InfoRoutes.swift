@@ -96,7 +96,7 @@ struct InfoRoutes<Renderer: CardRendering> {
   /// versioned URL of its og card.
   private func quoteObject(_ index: Int, origin: String) -> QuoteResponse {
     let quote = service.catalog.quotes[index]
-    let picture = service.catalog.pictures[index % service.catalog.pictures.count]
+    let picture = service.catalog.picture(forQuote: index)
     let links = service.links
     return QuoteResponse(
       index: index, text: quote.text, author: quote.author, shareMessage: quote.shareMessage,

@@ -33,7 +33,7 @@ struct PageRoutes<Renderer: CardRendering> {
     }
     let links = service.links
     let quote = service.catalog.quotes[index]
-    let picture = service.catalog.pictures[index % service.catalog.pictures.count]
+    let picture = service.catalog.picture(forQuote: index)
     let content = WebPage.Content(
       title: "Inner Peace: a quote by \(quote.author.isEmpty ? "an unknown author" : quote.author)",
       description: quote.shareMessage, url: links.absolute(links.quotePagePath(index), for: request),

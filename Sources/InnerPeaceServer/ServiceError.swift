@@ -1,7 +1,7 @@
 import Foundation
 import HTTPTypes
 public import Hummingbird
-import InnerPeace
+package import InnerPeace
 
 /// An error with an HTTP status and a public message, rendered as
 /// `{"error": {"parameter": ..., "message": ...}}`. Messages never carry paths or internals.
@@ -32,7 +32,7 @@ public struct ServiceError: HTTPResponseError, Sendable {
 
   /// The one place renderer errors become HTTP errors. `parameter` names the query parameter
   /// that carried the bad value, where there is one.
-  static func from(_ error: InnerPeaceError) -> ServiceError {
+  package static func from(_ error: InnerPeaceError) -> ServiceError {
     switch error {
     case .quoteIndexOutOfRange(let index, let count):
       return ServiceError(
@@ -60,10 +60,6 @@ public struct ServiceError: HTTPResponseError, Sendable {
     case .catalogUnreadable, .catalogMalformed, .catalogInvalid, .pictureMissing, .pictureUndecodable,
       .fontsUnavailable, .renderFailed, .decodingFailed, .encodingFailed:
       return ServiceError(.internalServerError, "the card could not be rendered")
-    case .shardMalformed, .shardOutOfRange, .presetListEmpty, .quoteCountOutOfRange, .dayCountOutOfRange,
-      .hourOutOfRange:
-      // Batch and schedule rules, which no request reaches: the service's own fault if one does.
-      return ServiceError(.internalServerError, "the request could not be answered")
     }
   }
 }

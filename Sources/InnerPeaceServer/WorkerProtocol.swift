@@ -230,24 +230,6 @@ enum WorkerWire {
     case .renderFailed(let reason): tag(15, reason)
     case .decodingFailed(let reason): tag(16, reason)
     case .encodingFailed(let format, let reason): tag(17, format.rawValue, reason)
-    // Batch and schedule rules: never a render's, but every case has its tag.
-    case .shardMalformed(let text): tag(18, text)
-    case .shardOutOfRange(let index, let count):
-      tag(19)
-      writer.int(index)
-      writer.int(count)
-    case .presetListEmpty: tag(20)
-    case .quoteCountOutOfRange(let count, let maximum):
-      tag(21)
-      writer.int(count)
-      writer.int(maximum)
-    case .dayCountOutOfRange(let days, let maximum):
-      tag(22)
-      writer.int(days)
-      writer.int(maximum)
-    case .hourOutOfRange(let hour):
-      tag(23)
-      writer.int(hour)
     case .pictureChanged(let name): tag(24, name)
     }
     return writer.bytes
@@ -282,12 +264,6 @@ enum WorkerWire {
     case 17:
       guard let format = ImageFormat(rawValue: try reader.string()) else { throw WireError("bad format") }
       error = .encodingFailed(format: format, reason: try reader.string())
-    case 18: error = .shardMalformed(try reader.string())
-    case 19: error = .shardOutOfRange(index: try reader.int(), count: try reader.int())
-    case 20: error = .presetListEmpty
-    case 21: error = .quoteCountOutOfRange(try reader.int(), maximum: try reader.int())
-    case 22: error = .dayCountOutOfRange(try reader.int(), maximum: try reader.int())
-    case 23: error = .hourOutOfRange(try reader.int())
     case 24: error = .pictureChanged(name: try reader.string())
     case let tag: throw WireError("unknown error tag \(tag)")
     }

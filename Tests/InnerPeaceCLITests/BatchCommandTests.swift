@@ -19,6 +19,9 @@ enum ExternalTool {
     let outHandle: FileHandle
     let errHandle: FileHandle
     let description: String
+    /// Signalled when the process ends (its termination handler): ``finish(timeout:)`` waits on
+    /// it, not on a polling loop.
+    private let exited = DispatchSemaphore(value: 0)
 
     init(executable: URL, arguments: [String], environment: [String: String] = [:]) throws {
       captureFolder = FileManager.default.temporaryDirectory
@@ -37,6 +40,7 @@ enum ExternalTool {
       process.standardOutput = outHandle
       process.standardError = errHandle
       process.standardInput = FileHandle.nullDevice
+      process.terminationHandler = { [exited] _ in exited.signal() }
       try process.run()
     }
 
@@ -52,17 +56,12 @@ enum ExternalTool {
       #endif
     }
 
-    /// Waits for the end (killing the process after `timeout` seconds) and collects its output.
+    /// Waits for the end (killing the process if it has not ended after `timeout` seconds, a
+    /// bound for a hung process, never a measure) and collects its output.
     func finish(timeout: Double = 60) throws -> CommandResult {
-      let deadline = Date().addingTimeInterval(timeout)
-      while process.isRunning {
-        if Date() > deadline {
-          kill()
-          process.waitUntilExit()
-          Issue.record("\(description.prefix(200)) timed out after \(timeout) s")
-          break
-        }
-        usleep(5_000)
+      if exited.wait(timeout: .now() + timeout) == .timedOut {
+        kill()
+        Issue.record("\(description.prefix(200)) did not end within \(timeout) s")
       }
       process.waitUntilExit()
       try? outHandle.close()
@@ -566,8 +565,12 @@ struct BatchCommandTests {
       let arguments = ["batch", "--out-dir", folder.path, "--count", "8", "--preset", "640x360", "--seed", "3"]
       let plan = try Self.plan(presets: ["640x360"], count: 8, seed: 3)
       let running = try ExternalTool.start(arguments + ["--jobs", "1"])
-      let deadline = Date().addingTimeInterval(60)
-      while Reader.images(folder).isEmpty && running.process.isRunning && Date() < deadline { usleep(2_000) }
+      // The first card under its final name, polled a bounded number of times.
+      var polls = 0
+      while Reader.images(folder).isEmpty && running.process.isRunning && polls < 30_000 {
+        usleep(2_000)
+        polls += 1
+      }
       running.kill()
       let killed = try running.finish()
       #expect(
@@ -626,13 +629,15 @@ struct BatchCommandTests {
       // The new run records its options first; kill it right then.
       let running = try ExternalTool.start(["batch", "--out-dir", folder.path, "--seed", "2", "--jobs", "1"] + common)
       let options = folder.appendingPathComponent(".innerpeace-batch")
-      let deadline = Date().addingTimeInterval(60)
       func recordedSeed() -> Int? {
         guard let data = try? Data(contentsOf: options) else { return nil }
         return ((try? JSONSerialization.jsonObject(with: data)) as? [String: Any])?["seed"] as? Int
       }
-      while running.process.isRunning && Date() < deadline, recordedSeed() != 2 {
+      // The record of the new run's options, polled a bounded number of times.
+      var polls = 0
+      while running.process.isRunning && polls < 60_000, recordedSeed() != 2 {
         usleep(1_000)
+        polls += 1
       }
       running.kill()
       _ = try running.finish()
@@ -659,13 +664,13 @@ struct BatchCommandTests {
     }
   }
 
-  /// `--resume` after the catalog changed (a typo fixed in quotes.json): the kept cards show the
-  /// old text while the manifest would describe the new one. Either refuse, or render them again.
+  /// `--resume` after the catalog changed (a typo fixed in quotes.json): the kept cards would show
+  /// the old text while the manifest describes the new one, so `--resume` refuses the folder,
+  /// naming the content version, and leaves its cards as they are.
   @Test func resumeAfterTheCatalogChangedDoesNotKeepCardsOfTheOldText() throws {
     try withTemporaryFolder("innerpeace-batch-catalog-edit") { root in
       let catalogFolder = root.appendingPathComponent("catalog")
       let folder = root.appendingPathComponent("cards")
-      let reference = root.appendingPathComponent("reference")
       try FileManager.default.createDirectory(at: catalogFolder, withIntermediateDirectories: true)
       try FileManager.default.copyItem(
         at: packageRoot.appendingPathComponent("Resources/aqua.jpg"),
@@ -679,50 +684,97 @@ struct BatchCommandTests {
       try writeQuotes("Breathe in, calm.")
       let first = try CLI.run(["batch", "--out-dir", folder.path] + common)
       #expect(first.status == 0, "stderr: \(first.stderr)")
+      let card = folder.appendingPathComponent("0000-240x200.jpg")
+      let before = try Reader.identity(card)
+      let manifest = try Reader.bytes(folder.appendingPathComponent("manifest.json"))
 
       try writeQuotes("Breathe in, smile.")
       let resumed = try CLI.run(["batch", "--out-dir", folder.path, "--resume"] + common)
-      let fresh = try CLI.run(["batch", "--out-dir", reference.path] + common)
-      #expect(fresh.status == 0, "stderr: \(fresh.stderr)")
-      if resumed.status == 64 {
-        // Refused: the folder was made from another catalog. Nothing to check.
-        return
-      }
-      #expect(resumed.status == 0, "stderr: \(resumed.stderr)")
-      let manifest = try Reader.json(folder.appendingPathComponent("manifest.json"))
-      let images = try #require(manifest["images"] as? [[String: Any]])
-      #expect(images.first?["text"] as? String == "Breathe in, smile.")
-      let card = try Reader.bytes(folder.appendingPathComponent("0000-240x200.jpg"))
+      Self.expectContentRefusal(resumed)
+      #expect(try Reader.identity(card) == before, "the refused resume touched a card")
       #expect(
-        card == (try Reader.bytes(reference.appendingPathComponent("0000-240x200.jpg"))),
-        "--resume kept the card of \"Breathe in, calm.\" while the manifest says \"Breathe in, smile.\" (\(resumed.stderr.trimmingCharacters(in: .newlines)))"
-      )
+        try Reader.bytes(folder.appendingPathComponent("manifest.json")) == manifest,
+        "the refused resume rewrote the manifest")
     }
   }
 
+  /// A photo whose bytes changed while its name, size and modification time stayed (a tool that
+  /// restores times, say): the cards made from the old bytes are not this content's cards, so
+  /// `--resume` refuses the folder, naming the content version, and leaves its cards as they are.
+  @Test func resumeRefusesAFolderMadeFromOtherPhotoBytes() throws {
+    try withTemporaryFolder("innerpeace-batch-photo-bytes") { root in
+      let catalogFolder = root.appendingPathComponent("catalog")
+      let folder = root.appendingPathComponent("cards")
+      try FileManager.default.createDirectory(at: catalogFolder, withIntermediateDirectories: true)
+      let photo = catalogFolder.appendingPathComponent("aqua.jpg")
+      try FileManager.default.copyItem(at: packageRoot.appendingPathComponent("Resources/aqua.jpg"), to: photo)
+      // A given focus: the load does not decode the photo.
+      try Data(#"[{"file": "aqua.jpg", "focus": [0.5, 0.5]}]"#.utf8).write(
+        to: catalogFolder.appendingPathComponent("pictures.json"))
+      try Data(#"[{"text": "Breathe in, calm.", "author": "A"}]"#.utf8).write(
+        to: catalogFolder.appendingPathComponent("quotes.json"))
+      let stamp = Date(timeIntervalSince1970: 1_700_000_000)
+      try FileManager.default.setAttributes([.modificationDate: stamp], ofItemAtPath: photo.path)
+      let arguments = [
+        "batch", "--out-dir", folder.path, "--catalog", catalogFolder.path, "--preset", "240x200", "--format", "jpeg",
+        "--jobs", "1",
+      ]
+      let first = try CLI.run(arguments)
+      #expect(first.status == 0, "stderr: \(first.stderr)")
+      let card = folder.appendingPathComponent("0000-240x200.jpg")
+      let before = try Reader.identity(card)
+
+      // One bit of the entropy-coded data, far from any marker: same size, other bytes.
+      var bytes = try Reader.bytes(photo)
+      let index = try #require(
+        (bytes.count / 2..<bytes.count - 2).first { bytes[$0] < 0x80 && bytes[$0 - 1] != 0xFF })
+      bytes[index] ^= 0x01
+      try Data(bytes).write(to: photo)
+      try FileManager.default.setAttributes([.modificationDate: stamp], ofItemAtPath: photo.path)
+      let attributes = try FileManager.default.attributesOfItem(atPath: photo.path)
+      #expect(attributes[.modificationDate] as? Date == stamp)
+
+      let resumed = try CLI.run(arguments + ["--resume"])
+      Self.expectContentRefusal(resumed)
+      #expect(try Reader.identity(card) == before, "the refused resume touched a card")
+    }
+  }
+
+  /// A `--resume` refused because the content version differs: exit 64, one line naming it.
+  static func expectContentRefusal(_ result: CommandResult, sourceLocation: SourceLocation = #_sourceLocation) {
+    #expect(result.status == 64, "--resume was not refused: \(result.stderr)", sourceLocation: sourceLocation)
+    #expect(
+      result.stderrLines.count == 1 && result.stderr.hasPrefix("innerpeace: error: --resume: "), "\(result.stderr)",
+      sourceLocation: sourceLocation)
+    #expect(
+      result.stderr.contains("content version: ") && result.stderr.contains(" there, ")
+        && !result.stderr.contains("seed:"),
+      "the refusal does not name the content version alone: \(result.stderr)", sourceLocation: sourceLocation)
+  }
+
   /// Shards share a folder. A shard made with seed 1, then a whole `--resume` run with seed 2 in
-  /// the same folder: the seed-1 cards must not be kept as seed 2's.
+  /// the same folder: the seed-1 cards must not be kept as seed 2's, so `--resume` refuses,
+  /// naming the seed, and leaves the shard's cards and the folder as they are.
   @Test func resumeDoesNotKeepAnotherShardsCardsMadeWithOtherOptions() throws {
     try withTemporaryFolder("innerpeace-batch-shard-resume") { root in
       let folder = root.appendingPathComponent("cards")
-      let reference = root.appendingPathComponent("reference")
       let common = ["--count", "4", "--preset", "240x200", "--format", "jpeg", "--jobs", "2"]
       let shard = try CLI.run(["batch", "--out-dir", folder.path, "--seed", "1", "--shard", "1/2"] + common)
       #expect(shard.status == 0, "stderr: \(shard.stderr)")
+      let files = listing(folder)
+      let identities = try Reader.images(folder).map { try Reader.identity(folder.appendingPathComponent($0)) }
+      #expect(identities.count == 2, "\(files)")
+
       let resumed = try CLI.run(["batch", "--out-dir", folder.path, "--seed", "2", "--resume"] + common)
-      if resumed.status == 64 { return }  // refused: the folder holds cards made with other options
-      #expect(resumed.status == 0, "stderr: \(resumed.stderr)")
-      let fresh = try CLI.run(["batch", "--out-dir", reference.path, "--seed", "2"] + common)
-      #expect(fresh.status == 0, "stderr: \(fresh.stderr)")
-      let plan = try Self.plan(presets: ["240x200"], count: 4, format: .jpeg, seed: 2)
-      let stale = try plan.items.filter { item in
-        try Reader.bytes(folder.appendingPathComponent(item.fileName))
-          != Reader.bytes(reference.appendingPathComponent(item.fileName))
-      }.map(\.fileName)
+      #expect(resumed.status == 64, "--resume --seed 2 kept shard 1/2's seed-1 cards: \(resumed.stderr)")
       #expect(
-        stale.isEmpty,
-        "--resume --seed 2 kept shard 1/2's seed-1 cards \(stale) (\(resumed.stderr.trimmingCharacters(in: .newlines)))"
-      )
+        resumed.stderrLines.count == 1 && resumed.stderr.hasPrefix("innerpeace: error: --resume: "),
+        "\(resumed.stderr)")
+      #expect(resumed.stderr.contains("seed: 1 there, 2 now"), "the refusal does not name the seed: \(resumed.stderr)")
+      #expect(listing(folder) == files, "the refused resume changed the folder")
+      #expect(
+        try Reader.images(folder).map { try Reader.identity(folder.appendingPathComponent($0)) } == identities,
+        "the refused resume touched a card")
     }
   }
 

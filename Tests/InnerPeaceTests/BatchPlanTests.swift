@@ -40,6 +40,31 @@ struct BatchPlanTests {
     }
   }
 
+  /// One rule for the picture of quote N (``Catalog/picture(forQuote:offset:)``): the pictures in
+  /// turn, as the service's card URLs, pages, `/quotes` and feeds show each quote. Seed 0 gives
+  /// the service's picture; seed S moves every quote S places along the list.
+  @Test func eachQuoteIsOnThePictureTheServiceShowsItOn() throws {
+    let catalog = Self.catalog
+    let count = catalog.pictures.count
+    let plan = try BatchPlan(catalog: catalog, presets: [.og])
+    for item in plan.items {
+      #expect(item.picture == catalog.pictures[item.quoteIndex % count], "quote \(item.quoteIndex)")
+      #expect(item.picture == catalog.picture(forQuote: item.quoteIndex))
+    }
+    for seed: UInt64 in [1, 3, UInt64(count), .max] {
+      let shifted = try BatchPlan(catalog: catalog, presets: [.og], seed: seed)
+      for item in shifted.items {
+        let expected = catalog.pictures[(item.quoteIndex + Int(seed % UInt64(count))) % count]
+        #expect(item.picture == expected, "seed \(seed), quote \(item.quoteIndex)")
+      }
+    }
+    // The quote of the day is on its quote's picture too.
+    for date in ["2026-11-23", "2026-11-24", "2027-02-28"] {
+      let day = catalog.quoteOfTheDay(date: date)
+      #expect(day.picture == catalog.picture(forQuote: day.quoteIndex), "\(date)")
+    }
+  }
+
   @Test func presetsAreDeduplicatedKeepingTheFirstOrder() throws {
     let custom = try Self.preset("1600x900")
     let again = try Self.preset("1600X900")
@@ -60,7 +85,9 @@ struct BatchPlanTests {
   @Test func countBounds() throws {
     let size = Self.catalog.quotes.count
     for bad in [0, -1, size + 1, Int.max] {
-      let error = innerPeaceError { try BatchPlan(catalog: Self.catalog, presets: [.og], quoteCount: bad) }
+      let error = thrownError(BatchPlanError.self) {
+        try BatchPlan(catalog: Self.catalog, presets: [.og], quoteCount: bad)
+      }
       #expect(error == .quoteCountOutOfRange(bad, maximum: size), "count \(bad): \(String(describing: error))")
       // Neutral words: the core names no command-line option.
       let reason = error?.description ?? ""
@@ -68,7 +95,7 @@ struct BatchPlanTests {
     }
     #expect(try BatchPlan(catalog: Self.catalog, presets: [.og], quoteCount: 1).totalCount == 1)
     #expect(try BatchPlan(catalog: Self.catalog, presets: [.og], quoteCount: size).totalCount == size)
-    let empty = innerPeaceError { try BatchPlan(catalog: Self.catalog, presets: [], quoteCount: 1) }
+    let empty = thrownError(BatchPlanError.self) { try BatchPlan(catalog: Self.catalog, presets: [], quoteCount: 1) }
     #expect(empty == .presetListEmpty, "no presets: \(String(describing: empty))")
   }
 
@@ -138,7 +165,7 @@ struct BatchPlanTests {
     #expect(try Shard(parsing: "1/1") == Shard.all)
     #expect(try Shard(parsing: "3/3").index == 3)
     for bad in ["0/3", "4/3", "a/b", "3", "", "/", "1/", "/3", "1/0", "-1/3", "1/2/3", "1/100001", "1 /2", "2/-3"] {
-      let error = innerPeaceError { try Shard(parsing: bad) }
+      let error = thrownError(BatchPlanError.self) { try Shard(parsing: bad) }
       switch error {
       case .shardMalformed(let text): #expect(text == bad)
       case .shardOutOfRange(let index, let count): #expect("\(index)/\(count)" == bad, "'\(bad)'")

@@ -371,22 +371,6 @@ struct CatalogTests {
     #expect(innerPeaceError { try ImageFormat(parsing: "") } == .formatUnknown(""))
   }
 
-  @Test func everyErrorIsOneLine() {
-    let errors: [InnerPeaceError] = [
-      .catalogUnreadable(file: "f", reason: "r"), .catalogMalformed(file: "f", line: 1, column: 2, reason: "r"),
-      .catalogInvalid(file: "f", reason: "r"), .pictureMissing(name: "n"), .pictureNameInvalid(name: "n"),
-      .pictureUnknown(name: "n"), .pictureUndecodable(name: "n", reason: "r"),
-      .quoteIndexOutOfRange(index: 5, count: 3),
-      .textInvalid(reason: "r"), .authorInvalid(reason: "r"), .presetUnknown("p"), .sizeInvalid(reason: "r"),
-      .formatUnknown("f"), .transparencyUnsupported(format: .jpeg), .fontsUnavailable(reason: "r"),
-      .renderFailed(reason: "r"),
-      .decodingFailed(reason: "r"), .encodingFailed(format: .webp, reason: "r"), .pictureChanged(name: "n"),
-    ]
-    for error in errors {
-      #expect(!error.description.isEmpty && !error.description.contains("\n"), "\(error)")
-    }
-  }
-
   /// A catalog past a documented limit is refused at load, with one wording: too many quotes or
   /// pictures (before any photo is read), or a file too large (before it is read).
   /// A file past the count limit is refused by a scan before it is parsed (parsing a million

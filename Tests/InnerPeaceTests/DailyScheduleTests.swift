@@ -210,14 +210,16 @@ struct DailyScheduleTests {
     ])
     #expect(try DailySchedule(catalog: three, from: from, days: 3, timeZone: zone, seed: 1).events.count == 3)
     for days in [0, -1, 4, 1000] {
-      let error = innerPeaceError { try DailySchedule(catalog: three, from: from, days: days, timeZone: zone, seed: 1) }
+      let error = thrownError(ScheduleError.self) {
+        try DailySchedule(catalog: three, from: from, days: days, timeZone: zone, seed: 1)
+      }
       #expect(error == .dayCountOutOfRange(days, maximum: 3), "days \(days): \(String(describing: error))")
       let reason = error?.description ?? ""
       // Neutral words: the core names no command-line option.
       #expect(reason.hasPrefix("days \(days) ") && !reason.contains("--"), "\(reason)")
     }
     for hour in [24, 25, -1] {
-      let error = innerPeaceError {
+      let error = thrownError(ScheduleError.self) {
         try DailySchedule(catalog: three, from: from, days: 1, hour: hour, timeZone: zone, seed: 1)
       }
       #expect(error == .hourOutOfRange(hour), "hour \(hour): \(String(describing: error))")

@@ -1,6 +1,7 @@
 import Foundation
-import InnerPeace
 import Testing
+
+@testable import InnerPeace
 
 /// The look version guards the service's immutable URLs: they carry a content version that folds
 /// in ``CardRenderer/lookVersion``, so a change to the cards' look must bump it, or caches keep
@@ -76,5 +77,41 @@ import Testing
     for (face, files) in faces { #expect(Set(files).count == files.count, "\(face)") }
     #expect(sources.pictureFiles.map(\.name) == renderer.catalog.pictures)
     for (_, file) in sources.pictureFiles { #expect(FileManager.default.fileExists(atPath: file.path)) }
+  }
+
+  /// The picture of each quote is part of what is versioned: a change of the rule changes every
+  /// card URL that relies on it.
+  @Test func contentSourcesCarryThePictureOfEachQuote() throws {
+    let catalog = try Catalog.bundled()
+    let sources = ContentSources(catalog: catalog)
+    #expect(sources.quotePictures.count == catalog.quotes.count)
+    for (index, picture) in sources.quotePictures.enumerated() {
+      #expect(picture == catalog.pictures[index % catalog.pictures.count], "quote \(index)")
+    }
+  }
+
+  /// The core computes the content version: 12 hex digits of SHA-256, the same for the same
+  /// content, and another when a photo's bytes change under the same name (same size).
+  @Test func theContentVersionIsComputedInTheCore() throws {
+    // SHA-256 (FIPS 180-2's test vectors) through GLib's checksum.
+    let abc = SHA256Checksum()
+    abc.update(Array("abc".utf8))
+    #expect(abc.hexDigest() == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+    let split = SHA256Checksum()
+    split.update(Array("a".utf8))
+    split.update(Array("bc".utf8))
+    #expect(split.hexDigest() == abc.hexDigest(), "updates add up to one input")
+    #expect(SHA256Checksum().hexDigest() == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+
+    try PictureTests.withCatalog(files: ["photo.jpg": try bundledPhotoBytes()]) { folder in
+      let catalog = try Catalog(directory: folder)
+      let version = ContentSources(catalog: catalog).version()
+      #expect(version.count == 12 && version.allSatisfy(\.isHexDigit), "\(version)")
+      #expect(ContentSources(catalog: catalog).version() == version)
+      var bytes = try bundledPhotoBytes()
+      bytes[bytes.count / 2] ^= 0x01
+      try folder.writeBytes(bytes, to: "photo.jpg")
+      #expect(ContentSources(catalog: catalog).version() != version, "a photo's bytes changed, the version did not")
+    }
   }
 }

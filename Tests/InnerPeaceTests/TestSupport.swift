@@ -217,6 +217,23 @@ func bundledPhotoBytes(_ name: String = "aqua.jpg") throws -> [UInt8] {
   [UInt8](try Data(contentsOf: Fixtures.catalog.directory.appendingPathComponent(name)))
 }
 
+/// The error of type `Failure` that `body` throws, or `nil` (recording an issue) if it throws
+/// nothing or another error.
+func thrownError<Failure: Error, T>(
+  _ type: Failure.Type, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> T
+) -> Failure? {
+  do {
+    _ = try body()
+    Issue.record("expected a \(Failure.self), but nothing was thrown", sourceLocation: sourceLocation)
+    return nil
+  } catch let error as Failure {
+    return error
+  } catch {
+    Issue.record("expected a \(Failure.self), got \(error)", sourceLocation: sourceLocation)
+    return nil
+  }
+}
+
 /// Runs `body` and returns the ``InnerPeaceError`` it throws, or records an issue if it throws
 /// nothing or something else.
 func innerPeaceError<T>(

@@ -27,9 +27,9 @@ public struct Shard: Hashable, Sendable, CustomStringConvertible {
   public static let maximumCount = 100_000
 
   /// Shard `index` (1-based) of `count`.
-  /// - Throws: ``InnerPeaceError/shardOutOfRange(index:count:)`` unless
+  /// - Throws: ``BatchPlanError/shardOutOfRange(index:count:)`` unless
   ///   1 <= index <= count <= ``maximumCount``.
-  public init(index: Int, count: Int) throws(InnerPeaceError) {
+  public init(index: Int, count: Int) throws(BatchPlanError) {
     guard (1...Shard.maximumCount).contains(count), (1...count).contains(index) else {
       throw .shardOutOfRange(index: index, count: count)
     }
@@ -37,8 +37,8 @@ public struct Shard: Hashable, Sendable, CustomStringConvertible {
   }
 
   /// Parses `I/N` with 1 <= I <= N (for a 0-based job index, pass index+1).
-  /// - Throws: ``InnerPeaceError/shardMalformed(_:)`` or ``InnerPeaceError/shardOutOfRange(index:count:)``.
-  public init(parsing text: String) throws(InnerPeaceError) {
+  /// - Throws: ``BatchPlanError/shardMalformed(_:)`` or ``BatchPlanError/shardOutOfRange(index:count:)``.
+  public init(parsing text: String) throws(BatchPlanError) {
     let parts = text.split(separator: "/", omittingEmptySubsequences: false)
     guard parts.count == 2, let index = Int(parts[0]), let count = Int(parts[1]) else {
       throw .shardMalformed(text)
@@ -54,7 +54,9 @@ public struct Shard: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// The images a batch run makes, in order: every quote (or the first `count`), each in every
-/// preset, each quote on a picture its seed picks. The same inputs always give the same plan.
+/// preset, each quote on its own picture (``Catalog/picture(forQuote:offset:)``), moved `seed`
+/// places along the catalog's list of pictures (seed 0: the picture the service shows the quote
+/// on). The same inputs always give the same plan.
 public struct BatchPlan: Sendable {
   /// This shard's items, in order.
   public let items: [BatchItem]
@@ -67,13 +69,13 @@ public struct BatchPlan: Sendable {
   /// The quotes' language where the caller gives it (``CardRequest/language``).
   public let language: LanguageTag?
 
-  /// - Throws: ``InnerPeaceError/presetListEmpty``, or
-  ///   ``InnerPeaceError/quoteCountOutOfRange(_:maximum:)`` for a count outside 1...quotes.
+  /// - Throws: ``BatchPlanError/presetListEmpty``, or
+  ///   ``BatchPlanError/quoteCountOutOfRange(_:maximum:)`` for a count outside 1...quotes.
   public init(
     catalog: Catalog, presets: [Preset], quoteCount: Int? = nil, format: ImageFormat = .png, seed: UInt64 = 0,
     shard: Shard = .all, showsAuthor: Bool = true, alignment: TextAlignment = .natural,
     language: LanguageTag? = nil
-  ) throws(InnerPeaceError) {
+  ) throws(BatchPlanError) {
     guard !presets.isEmpty else { throw .presetListEmpty }
     let quotes = quoteCount ?? catalog.quotes.count
     guard (1...catalog.quotes.count).contains(quotes) else {
@@ -84,7 +86,7 @@ public struct BatchPlan: Sendable {
     var items: [BatchItem] = []
     var position = 0
     for quoteIndex in 0..<quotes {
-      let picture = catalog.randomChoice(seed: BatchPlan.mix(seed, quoteIndex)).picture
+      let picture = catalog.picture(forQuote: quoteIndex, offset: seed)
       for preset in unique {
         if shard.contains(position: position) {
           items.append(
@@ -107,12 +109,6 @@ public struct BatchPlan: Sendable {
     let digits = String(quoteIndex)
     let padded = String(repeating: "0", count: max(0, 4 - digits.count)) + digits
     return "\(padded)-\(preset).\(format.fileExtension)"
-  }
-
-  /// A per-quote seed from the run's seed (SplitMix64's finaliser on seed + index).
-  static func mix(_ seed: UInt64, _ index: Int) -> UInt64 {
-    var generator = SeededGenerator(seed: seed ^ (UInt64(index) &* 0x9E37_79B9_7F4A_7C15))
-    return generator.next()
   }
 }
 

@@ -130,6 +130,17 @@ public struct Catalog: Sendable {
     return (quoteIndex, pictures[pictureIndex])
   }
 
+  /// The picture of quote `index`'s card wherever the quote is shown by its index (its card URL,
+  /// its page, `/quotes`, the quote of the day and its feeds, `batch`): the pictures in turn as
+  /// `pictures.json` lists them, quote `index` on picture `index mod pictures.count`. `offset`
+  /// moves every quote that many places further along the list (0: the service's choice). The
+  /// rule is part of the content version (``ContentSources/quotePictures``).
+  /// - Parameter index: a quote index of this catalog (0 or more).
+  public func picture(forQuote index: Int, offset: UInt64 = 0) -> String {
+    let count = pictures.count
+    return pictures[(index % count + Int(offset % UInt64(count))) % count]
+  }
+
   /// The catalog's own spelling of a picture's name, for a name given in any Unicode
   /// normalization form: `café.jpg` listed in NFC is found as `cafe\u{301}.jpg` (NFD, as macOS
   /// file names and some keyboards spell it) too. The one place picture names are looked up.

@@ -1,13 +1,17 @@
 public import Foundation
 
 /// Everything besides a request that decides a card's bytes: the renderer's look, the catalog's
-/// quotes and photos, and the fonts. A service folds these into the content version that its
-/// immutable URLs carry, so that a change to any of them changes every such URL.
+/// quotes and photos, and the fonts. ``version()`` folds them into the content version that the
+/// service's immutable URLs carry and a batch run records, so that a change to any of them
+/// changes every such URL and stops a `--resume` from keeping older cards.
 public struct ContentSources: Sendable {
   /// ``CardRenderer/lookVersion``.
   public let lookVersion: Int
   /// The catalog's quotes, in order (a card URL names a quote by its index).
   public let quotes: [Quote]
+  /// The picture of each quote, in order (``Catalog/picture(forQuote:offset:)``): a change of
+  /// the rule changes the version.
+  public let quotePictures: [String]
   /// The catalog's pictures by name, with the file each is read from (its bytes count).
   public let pictureFiles: [(name: String, file: URL)]
   /// Each picture's focus, in the order of ``pictureFiles`` (given in `pictures.json` or
@@ -30,6 +34,7 @@ public struct ContentSources: Sendable {
   public init(catalog: Catalog, bundledFontFiles: [URL] = []) {
     lookVersion = CardRenderer.lookVersion
     quotes = catalog.quotes
+    quotePictures = catalog.quotes.indices.map { catalog.picture(forQuote: $0) }
     pictureFiles = catalog.pictures.map { ($0, catalog.directory.appendingPathComponent($0)) }
     pictureFoci = catalog.pictures.map { catalog.focus(ofPicture: $0) ?? PictureFocus(x: 0.5, y: 0.5) }
     focusEstimatorVersion = FocusEstimator.version

@@ -31,12 +31,12 @@ public struct DailySchedule: Sendable {
   ///   - hour: the local hour of every event, 0 to 23.
   ///   - seed: shuffles the quotes with this seed; `nil` gives each day its quote of the day.
   ///   - link: the URL of a page about the quote at an index, if there is one.
-  /// - Throws: ``InnerPeaceError/dayCountOutOfRange(_:maximum:)`` or
-  ///   ``InnerPeaceError/hourOutOfRange(_:)``.
+  /// - Throws: ``ScheduleError/dayCountOutOfRange(_:maximum:)`` or
+  ///   ``ScheduleError/hourOutOfRange(_:)``.
   public init(
     catalog: Catalog, from now: Date, days: Int = 7, hour: Int = 10, timeZone: TimeZone, seed: UInt64?,
     includesToday: Bool = false, link: ((Int) -> String)? = nil
-  ) throws(InnerPeaceError) {
+  ) throws(ScheduleError) {
     let maximumDays = seed == nil ? DailySchedule.maximumDays : catalog.quotes.count
     guard (1...maximumDays).contains(days) else { throw .dayCountOutOfRange(days, maximum: maximumDays) }
     guard (0...23).contains(hour) else { throw .hourOutOfRange(hour) }

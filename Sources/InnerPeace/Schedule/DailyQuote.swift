@@ -48,8 +48,10 @@ public struct DailyQuote: Sendable {
 }
 
 extension Catalog {
-  /// The quote and picture of a date (`2026-11-24`): the choice of a seed hashed from the date.
+  /// The quote and picture of a date (`2026-11-24`): the quote a seed hashed from the date picks,
+  /// on its own picture (``picture(forQuote:offset:)``), as its card is everywhere else.
   public func quoteOfTheDay(date: String) -> (quoteIndex: Int, picture: String) {
-    randomChoice(seed: StableHash.of("today|" + date))
+    let quoteIndex = randomChoice(seed: StableHash.of("today|" + date)).quoteIndex
+    return (quoteIndex, picture(forQuote: quoteIndex))
   }
 }
