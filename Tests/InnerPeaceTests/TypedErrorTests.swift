@@ -238,20 +238,25 @@ struct StageTimingTests {
     }
   }
 
+  /// Each measure adds what the clock says passed, to its own stage, also when the body throws;
+  /// the clock here is the test's, moving one millisecond at each reading.
   @Test func clockAddsUpAndPassesValuesThrough() throws {
-    let clock = StageClock()
-    let value = clock.measure(.fit) { () -> Int in
-      Thread.sleep(forTimeInterval: 0.001)
-      return 42
-    }
+    let start = ContinuousClock.now
+    var readings = 0
+    let clock = StageClock(now: {
+      defer { readings += 1 }
+      return start.advanced(by: .milliseconds(readings))
+    })
+    let value = clock.measure(.fit) { () -> Int in 42 }
     #expect(value == 42)
     let error = innerPeaceError {
-      try clock.measure(.encode) { () throws(InnerPeaceError) -> Int in
-        Thread.sleep(forTimeInterval: 0.001)
-        throw .renderFailed(reason: "r")
-      }
+      try clock.measure(.encode) { () throws(InnerPeaceError) -> Int in throw .renderFailed(reason: "r") }
     }
     #expect(error == .renderFailed(reason: "r"))
-    #expect(clock.timings.fit > 0 && clock.timings.encode > 0 && clock.timings.decode == 0)
+    _ = clock.measure(.fit) { 0 }
+    #expect(abs(clock.timings.fit - 0.002) < 1e-12, "two measures of 1 ms: \(clock.timings.fit)")
+    #expect(abs(clock.timings.encode - 0.001) < 1e-12, "the throwing measure: \(clock.timings.encode)")
+    #expect(clock.timings.decode == 0 && clock.timings.draw == 0)
   }
+
 }

@@ -3,14 +3,17 @@
 final class StageClock {
   enum Stage { case decode, scale, fit, blur, draw, encode }
 
-  private let clock = ContinuousClock()
+  /// Reads the time: the continuous clock's, or a test's own.
+  private let now: () -> ContinuousClock.Instant
   /// The time measured so far, stage by stage.
   private(set) var timings = StageTimings()
 
+  init(now: @escaping () -> ContinuousClock.Instant = { ContinuousClock.now }) { self.now = now }
+
   /// Runs `body` and adds the time it took to `stage` (also when it throws).
   func measure<Value, Failure: Error>(_ stage: Stage, _ body: () throws(Failure) -> Value) throws(Failure) -> Value {
-    let start = clock.now
-    defer { add(clock.now - start, to: stage) }
+    let start = now()
+    defer { add(now() - start, to: stage) }
     return try body()
   }
 
