@@ -564,13 +564,10 @@ struct BatchCommandTests {
     try withTemporaryFolder("innerpeace-batch-kill") { folder in
       let arguments = ["batch", "--out-dir", folder.path, "--count", "8", "--preset", "640x360", "--seed", "3"]
       let plan = try Self.plan(presets: ["640x360"], count: 8, seed: 3)
+      let events = try FolderEvents(folder)
       let running = try ExternalTool.start(arguments + ["--jobs", "1"])
-      // The first card under its final name, polled a bounded number of times.
-      var polls = 0
-      while Reader.images(folder).isEmpty && running.process.isRunning && polls < 30_000 {
-        usleep(2_000)
-        polls += 1
-      }
+      // The first card under its final name, seen when the kernel reports it.
+      _ = events.wait(until: { !Reader.images(folder).isEmpty || !running.process.isRunning })
       running.kill()
       let killed = try running.finish()
       #expect(
@@ -627,18 +624,15 @@ struct BatchCommandTests {
       #expect(old.status == 0, "stderr: \(old.stderr)")
 
       // The new run records its options first; kill it right then.
+      let events = try FolderEvents(folder)
       let running = try ExternalTool.start(["batch", "--out-dir", folder.path, "--seed", "2", "--jobs", "1"] + common)
       let options = folder.appendingPathComponent(".innerpeace-batch")
       func recordedSeed() -> Int? {
         guard let data = try? Data(contentsOf: options) else { return nil }
         return ((try? JSONSerialization.jsonObject(with: data)) as? [String: Any])?["seed"] as? Int
       }
-      // The record of the new run's options, polled a bounded number of times.
-      var polls = 0
-      while running.process.isRunning && polls < 60_000, recordedSeed() != 2 {
-        usleep(1_000)
-        polls += 1
-      }
+      // The record of the new run's options, seen when the kernel reports it.
+      _ = events.wait(until: { recordedSeed() == 2 || !running.process.isRunning })
       running.kill()
       _ = try running.finish()
       try #require(running.process.terminationReason == .uncaughtSignal, "the new run finished before the kill")
