@@ -232,16 +232,35 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     answer(context: context, refusal)
   }
 
-  /// An answer the connection gives itself, for a request the router never sees.
+  /// An answer the connection gives itself, for a request the router never sees (or, from
+  /// ``ConnectionRefusal``, for a connection past the cap).
   struct Refusal: Equatable {
     let status: HTTPResponseStatus
     let message: String
     var allow: String?
+    var retryAfterSeconds: Int?
 
-    init(_ status: HTTPResponseStatus, _ message: String, allow: String? = nil) {
+    init(_ status: HTTPResponseStatus, _ message: String, allow: String? = nil, retryAfterSeconds: Int? = nil) {
       self.status = status
       self.message = message
       self.allow = allow
+      self.retryAfterSeconds = retryAfterSeconds
+    }
+
+    /// The whole response, the JSON error of the API (`{"error": {"message": ...}}`, as
+    /// ``ServiceError`` writes it) with its length and `Connection: close`; and where its body
+    /// starts.
+    var response: (bytes: ByteBuffer, bodyStart: Int) {
+      let body = (try? ServiceJSON.encode(ErrorBody(error: .init(message: message, parameter: nil)))) ?? Data()
+      var head =
+        "HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\nContent-Type: application/json; charset=utf-8\r\n"
+        + "Content-Length: \(body.count)\r\nCache-Control: no-store\r\n"
+      if let allow { head += "Allow: \(allow)\r\n" }
+      if let retryAfterSeconds { head += "Retry-After: \(retryAfterSeconds)\r\n" }
+      var bytes = ByteBuffer(string: head + "Connection: close\r\n\r\n")
+      let bodyStart = bytes.readableBytes
+      bytes.writeBytes(body)
+      return (bytes, bodyStart)
     }
 
     static let methodNotAllowed = Refusal(
@@ -280,19 +299,11 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
   private func answer(context: ChannelHandlerContext, _ refusal: Refusal) {
     let index = responding.map { $0 + 1 } ?? 0
     guard index < exchanges.count else { return }
-    let body = jsonErrorBody(refusal.message)
-    var head =
-      "HTTP/1.1 \(refusal.status.code) \(refusal.status.reasonPhrase)\r\n"
-      + "Content-Type: application/json; charset=utf-8\r\nContent-Length: \(body.count)\r\n"
-      + "Cache-Control: no-store\r\n"
-    if let allow = refusal.allow { head += "Allow: \(allow)\r\n" }
-    head += "Connection: close\r\n\r\n"
-    var bytes = ByteBuffer(string: head)
+    let (bytes, bodyStart) = refusal.response
     responding = index
     exchanges[index].status = Int(refusal.status.code)
-    exchanges[index].announcedBytes = body.count
-    exchanges[index].bodyStart = meter.queuedBytes + bytes.readableBytes
-    bytes.writeBytes(body)
+    exchanges[index].announcedBytes = bytes.readableBytes - bodyStart
+    exchanges[index].bodyStart = meter.queuedBytes + bodyStart
     exchanges[index].bodyEnd = meter.queuedBytes + bytes.readableBytes
     let finished = context.eventLoop.makePromise(of: Void.self)
     finished.futureResult.assumeIsolated().whenComplete { result in

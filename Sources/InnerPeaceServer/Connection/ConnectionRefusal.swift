@@ -1,4 +1,3 @@
-import Foundation
 import NIOCore
 
 /// The answer past ``ServerConfiguration/maxConnections``: a 503 written as soon as the
@@ -9,16 +8,14 @@ import NIOCore
 /// that a client opening connections in a loop cannot hold slots of the global cap.
 final class ConnectionRefusal: ChannelInboundHandler, RemovableChannelHandler {
   typealias InboundIn = ByteBuffer
-  let retryAfterSeconds: Int
+  let refusal: ConnectionGuard.Refusal
   /// `nil`: close once the answer is written.
   let lingerTimeout: Duration?
-  let message: String
   private var answered = false
 
   init(retryAfterSeconds: Int, lingerTimeout: Duration?, message: String) {
-    self.retryAfterSeconds = retryAfterSeconds
+    refusal = .init(.serviceUnavailable, message, retryAfterSeconds: retryAfterSeconds)
     self.lingerTimeout = lingerTimeout
-    self.message = message
   }
 
   func handlerAdded(context: ChannelHandlerContext) {
@@ -33,13 +30,7 @@ final class ConnectionRefusal: ChannelInboundHandler, RemovableChannelHandler {
   private func answer(context: ChannelHandlerContext) {
     guard !answered else { return }
     answered = true
-    let body = jsonErrorBody(message)
-    var bytes = ByteBuffer()
-    bytes.writeString(
-      "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json; charset=utf-8\r\n"
-        + "Content-Length: \(body.count)\r\nRetry-After: \(retryAfterSeconds)\r\nCache-Control: no-store\r\n"
-        + "Connection: close\r\n\r\n")
-    bytes.writeBytes(body)
+    let bytes = refusal.response.bytes
     guard let lingerTimeout else {
       context.writeAndFlush(NIOAny(IOData.byteBuffer(bytes))).assumeIsolated().whenComplete { _ in
         context.close(promise: nil)
@@ -58,9 +49,4 @@ final class ConnectionRefusal: ChannelInboundHandler, RemovableChannelHandler {
   }
 
   func errorCaught(context: ChannelHandlerContext, error: any Error) { context.close(promise: nil) }
-}
-
-/// `{"error": {"message": ...}}`, as ``ServiceError`` writes it.
-func jsonErrorBody(_ message: String) -> [UInt8] {
-  Array((try? ServiceJSON.encode(ErrorBody(error: .init(message: message, parameter: nil)))) ?? Data())
 }
