@@ -18,12 +18,13 @@ import Testing
     let responder: TestResponder
     let logs: LogStore
 
-    init(limits: ConnectionLimits = ConnectionDeadlinesTests.limits, bodyBytes: Int = 10, holdsAnswers: Bool = false)
-      throws
-    {
+    init(
+      limits: ConnectionLimits = ConnectionDeadlinesTests.limits, bodyBytes: Int = 10, holdsAnswers: Bool = false,
+      answersAtHead: Bool = false
+    ) throws {
       let loop = EmbeddedEventLoop()
       let socket = HeldWrites()
-      let responder = TestResponder(bodyBytes: bodyBytes, holdsAnswers: holdsAnswers)
+      let responder = TestResponder(bodyBytes: bodyBytes, holdsAnswers: holdsAnswers, answersAtHead: answersAtHead)
       let logs = LogStore()
       let channel = EmbeddedChannel(loop: loop)
       (self.loop, self.channel, self.socket, self.responder, self.logs) = (loop, channel, socket, responder, logs)
@@ -88,6 +89,28 @@ import Testing
     #expect(requests.first?.contains("status=408") == true, "\(requests)")
     #expect(!connection.logs.lines.contains { $0.contains("complete=false") })
     #expect(connection.responder.requests == 0, "the body never ended: the router got no request")
+  }
+
+  /// A slow body on a request the router answers late (after the body timeout; Hummingbird
+  /// hands the router the head before the body ends): the connection closes at the timeout, the
+  /// request is logged once, as a 408 with its route, and the late answer, which has nowhere to
+  /// go, is not logged again (it was once logged as a cut `200`).
+  @Test func slowBodyBeforeALateAnswerIsLoggedOnceAs408() throws {
+    let connection = try Connection(holdsAnswers: true, answersAtHead: true)
+    let record = RequestRecord()
+    record.route = "/cards/{quote}"
+    try connection.channel.pipeline.syncOperations.handler(type: ConnectionGuard.self).expect(record)
+    try connection.send("GET /cards/2.png HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n")
+    try connection.send("a")
+    connection.advance(250)
+    #expect(!connection.isOpen)
+    connection.responder.answer()
+    connection.socket.release()
+    let requests = connection.logs.lines.filter { $0.contains("path=/cards/2.png") }
+    #expect(requests.count == 1, "\(connection.logs.lines)")
+    #expect(requests.first?.contains("status=408") == true, "\(requests)")
+    #expect(requests.first?.contains("route=/cards/{quote}") == true, "\(requests)")
+    #expect(!connection.logs.lines.contains { $0.contains("complete=false") }, "\(connection.logs.lines)")
   }
 
   /// A kept-alive connection is closed at the idle timeout (300 ms) counted from the last byte
@@ -258,27 +281,32 @@ final class HeldWrites: ChannelOutboundHandler, RemovableChannelHandler {
   }
 }
 
-/// The router's side: answers each whole request with a 200 of `bodyBytes` bytes of `x`, at
-/// once or when the test says.
+/// The router's side: answers each whole request (or each head) with a 200 of `bodyBytes` bytes
+/// of `x`, at once or when the test says.
 final class TestResponder: ChannelInboundHandler, RemovableChannelHandler {
   typealias InboundIn = HTTPServerRequestPart
   typealias OutboundOut = HTTPServerResponsePart
   let bodyBytes: Int
   let holdsAnswers: Bool
-  /// Whole requests received.
+  let answersAtHead: Bool
+  /// Requests received (whole, or heads when it answers at the head).
   private(set) var requests = 0
   private var owed = 0
   private var context: ChannelHandlerContext?
 
-  init(bodyBytes: Int, holdsAnswers: Bool) {
+  init(bodyBytes: Int, holdsAnswers: Bool, answersAtHead: Bool) {
     self.bodyBytes = bodyBytes
     self.holdsAnswers = holdsAnswers
+    self.answersAtHead = answersAtHead
   }
 
   func handlerAdded(context: ChannelHandlerContext) { self.context = context }
 
   func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-    guard case .end = unwrapInboundIn(data) else { return }
+    switch unwrapInboundIn(data) {
+    case .head where answersAtHead, .end where !answersAtHead: break
+    default: return
+    }
     requests += 1
     owed += 1
     if !holdsAnswers { answer() }
