@@ -21,10 +21,8 @@ struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
   typealias Value = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
 
   let responder: HTTPChannelHandler.Responder
+  let configuration: ServerConfiguration
   let limits: ConnectionLimits
-  let maxConnections: Int
-  let connectionsPerClient: Int
-  let retryAfterSeconds: Int
   let connections: ConnectionCounter
 
   init(
@@ -50,10 +48,8 @@ struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
         }
       }
     }
+    self.configuration = configuration
     limits = ConnectionLimits(configuration)
-    maxConnections = configuration.maxConnections
-    connectionsPerClient = configuration.connectionsPerClient
-    retryAfterSeconds = configuration.retryAfterSeconds
     self.connections = connections
   }
 
@@ -64,21 +60,21 @@ struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
       // reads it), but only a few such refusals of one client linger: past them it is closed
       // at once, so refusals never hold many slots of the global cap.
       let peer = channel.remoteAddress?.ipAddress ?? "-"
-      guard connections.perClient.take(peer, limit: connectionsPerClient) else {
+      guard connections.perClient.take(peer, limit: configuration.connectionsPerClient) else {
         let lingers = connections.lingeringRefusals.take(peer, limit: HTTPLimits.lingeringRefusalsPerClient)
         if lingers { channel.closeFuture.whenComplete { _ in connections.lingeringRefusals.release(peer) } }
         try pipeline.addHandler(
           ConnectionRefusal(
-            retryAfterSeconds: retryAfterSeconds, lingerTimeout: lingers ? limits.linger : nil,
+            retryAfterSeconds: configuration.retryAfterSeconds, lingerTimeout: lingers ? limits.linger : nil,
             message: "this client has too many open connections; close some and try again"))
         return try NIOAsyncChannel(wrappingChannelSynchronously: channel, configuration: .init())
       }
       channel.closeFuture.whenComplete { _ in connections.perClient.release(peer) }
       // The counter already includes this connection (Hummingbird counts at accept).
-      if connections.open.load(ordering: .relaxed) > maxConnections {
+      if connections.open.load(ordering: .relaxed) > configuration.maxConnections {
         try pipeline.addHandler(
           ConnectionRefusal(
-            retryAfterSeconds: retryAfterSeconds, lingerTimeout: limits.linger,
+            retryAfterSeconds: configuration.retryAfterSeconds, lingerTimeout: limits.linger,
             message: "the server has too many open connections; try again shortly"))
         return try NIOAsyncChannel(wrappingChannelSynchronously: channel, configuration: .init())
       }
