@@ -99,19 +99,22 @@ struct ConnectionDeadlines<Instant: InstantProtocol> where Instant.Duration == D
 
   /// The limit that runs out first, and when; `nil` when none applies.
   var nextDeadline: (at: Instant, expiry: Expiry)? {
-    var candidates: [(at: Instant, expiry: Expiry)] = []
-    if let lingerUntil { candidates.append((lingerUntil, .linger)) }
-    if let drainStartedAt { candidates.append((drainStartedAt.advanced(by: limits.drain), .drain)) }
-    if pendingWrites > 0 { candidates.append((lastWriteProgress.advanced(by: limits.write), .write)) }
-    if let requestStartedAt { candidates.append((requestStartedAt.advanced(by: limits.body), .body)) }
+    var next: (at: Instant, expiry: Expiry)?
+    func consider(_ at: Instant, _ expiry: Expiry) {
+      if next.map({ at < $0.at }) ?? true { next = (at, expiry) }
+    }
+    if let lingerUntil { consider(lingerUntil, .linger) }
+    if let drainStartedAt { consider(drainStartedAt.advanced(by: limits.drain), .drain) }
+    if pendingWrites > 0 { consider(lastWriteProgress.advanced(by: limits.write), .write) }
+    if let requestStartedAt { consider(requestStartedAt.advanced(by: limits.body), .body) }
     if openExchanges == 0 && requestStartedAt == nil && lingerUntil == nil {
       if let headStartedAt {
-        candidates.append((headStartedAt.advanced(by: limits.header), .header))
+        consider(headStartedAt.advanced(by: limits.header), .header)
       } else if pendingWrites == 0 {
-        candidates.append((idleSince.advanced(by: limits.idle), .idle))
+        consider(idleSince.advanced(by: limits.idle), .idle)
       }
     }
-    return candidates.min { $0.at < $1.at }
+    return next
   }
 
   /// The limit that has run out at `now`, if any.
