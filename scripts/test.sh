@@ -10,44 +10,21 @@ if swift format --version >/dev/null 2>&1; then
   swift format lint --strict --recursive Package.swift Sources Tests Fuzz
 fi
 swift build --build-tests
-# The test that bounds 503s by 50 ms of wall-clock time runs on its own after the rest: beside the
-# whole suite (the all-scripts and whole-catalog text tests hold both threads of the concurrency
-# pool for seconds) its 503s waited 64 ms in three bursts out of three on a fresh clone.
-swift test --skip-build --skip overloadAnswers503Fast
-swift test --skip-build --filter overloadAnswers503Fast
+swift test --skip-build
 # AddressSanitizer over the renderer, the render pool and the server, in a build folder of its own.
 # The test bundle is run directly: `swift test --skip-build` does not find a sanitized build's
 # description. Leak reports are off: Foundation's and fontconfig's process-lifetime caches would
-# fill them; memory errors still fail the run. The one test that bounds a slow download by
-# wall-clock time (25 s) is left to the plain run: under ASan on a loaded machine it took 32 s.
+# fill them; memory errors still fail the run.
 swift build --build-tests --sanitize=address --scratch-path .build-address --disable-build-manifest-caching
-# The test that bounds 503s by 50 ms of wall-clock time took 180 ms once beside the whole suite
-# under ASan on a loaded machine, so here too it runs on its own afterwards; so does the one that
-# must see a render in flight before SIGTERM (beside the whole suite under ASan, its /metrics polls
-# missed all three classic renders once).
 ASAN_OPTIONS=detect_leaks=0 .build-address/debug/innerpeacePackageTests.xctest --testing-library swift-testing \
-  --filter InnerPeaceServerTests --filter RenderTests --skip shutdownFinishesWhatItAccepted --skip overloadAnswers503Fast \
-  --skip sigtermDrainsInFlightRequest
-ASAN_OPTIONS=detect_leaks=0 .build-address/debug/innerpeacePackageTests.xctest --testing-library swift-testing \
-  --filter overloadAnswers503Fast
-ASAN_OPTIONS=detect_leaks=0 .build-address/debug/innerpeacePackageTests.xctest --testing-library swift-testing \
-  --filter sigtermDrainsInFlightRequest
+  --filter InnerPeaceServerTests --filter RenderTests
 # ThreadSanitizer over the same suites, in .build-thread. The locks they exercise are ones TSan can
 # see: NSLock in the core, NIOLockedValueBox in the server (with this toolchain TSan cannot see
 # Synchronization's `Mutex` and reports every access under it as a race: BENCHMARKS.md §4). The
-# worker processes the server tests spawn are the plain build's. Besides the download test, the
-# test that bounds 503s by 50 ms of wall-clock time took 51-56 ms under TSan with the whole suite
-# running beside it (one run in three), so it runs on its own afterwards.
+# worker processes the server tests spawn are the plain build's.
 swift build --build-tests --sanitize=thread --scratch-path .build-thread --disable-build-manifest-caching
-# The two tests that bound a live server by wall-clock time (a render seen in flight before
-# SIGTERM; the live client's read timeout) took over their bounds once with the whole server
-# suite running beside them under TSan, so they run alone afterwards too.
 .build-thread/debug/innerpeacePackageTests.xctest --testing-library swift-testing \
-  --filter InnerPeaceServerTests --filter RenderTests --skip shutdownFinishesWhatItAccepted --skip overloadAnswers503Fast \
-  --skip sigtermDrainsInFlightRequest --skip headersAndLimitsOnTheWire
-.build-thread/debug/innerpeacePackageTests.xctest --testing-library swift-testing --filter overloadAnswers503Fast
-.build-thread/debug/innerpeacePackageTests.xctest --testing-library swift-testing \
-  --filter sigtermDrainsInFlightRequest --filter headersAndLimitsOnTheWire
+  --filter InnerPeaceServerTests --filter RenderTests
 /usr/bin/python3 Tests/browser/page_test.py --binary .build/debug/innerpeace
 # Link previews as a link-preview parser reads them (metadata-parser, PyPI).
 .build/pytools/bin/python Tests/pages/preview_test.py --binary .build/debug/innerpeace

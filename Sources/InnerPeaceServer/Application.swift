@@ -90,8 +90,7 @@ public func buildApplication<Renderer: CardRendering>(
   var app = Application(
     router: buildRouter(service: service),
     server: HTTPServerBuilder { responder in
-      TargetCheckedHTTP1Channel(
-        base: GuardedHTTP1Channel(responder: responder, configuration: configuration, connections: connections))
+      GuardedHTTP1Channel(responder: responder, configuration: configuration, connections: connections)
     },
     configuration: .init(
       address: .hostname(configuration.host, port: configuration.port), serverName: "innerpeace",

@@ -1,10 +1,7 @@
 import HTTPTypes
 import Hummingbird
-import HummingbirdCore
-import Logging
 import NIOCore
 import NIOHTTP1
-import NIOHTTPTypesHTTP1
 
 /// The host a request names, as RFC 9112 §3.2 reads it, fixed before the request becomes
 /// Hummingbird's: the conversion to HTTP types takes the first `Host` field as the authority and
@@ -67,27 +64,6 @@ final class RequestTargetHandler: ChannelInboundHandler, RemovableChannelHandler
     }
     RequestTarget.normalize(&head)
     context.fireChannelRead(wrapInboundOut(.head(head)))
-  }
-}
-
-/// ``GuardedHTTP1Channel`` with ``RequestTargetHandler`` just before the conversion to HTTP types.
-struct TargetCheckedHTTP1Channel: ServerChildChannel {
-  typealias Value = GuardedHTTP1Channel.Value
-  let base: GuardedHTTP1Channel
-
-  func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-    base.setup(channel: channel, logger: logger).flatMapThrowing { value in
-      let pipeline = channel.pipeline.syncOperations
-      // A refused connection (past the connection cap) has no HTTP pipeline.
-      if let codec = try? pipeline.handler(type: HTTP1ToHTTPServerCodec.self) {
-        try pipeline.addHandler(RequestTargetHandler(), position: .before(codec))
-      }
-      return value
-    }
-  }
-
-  func handle(value: Value, logger: Logger) async {
-    await base.handle(value: value, logger: logger)
   }
 }
 

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import InnerPeace
 import InnerPeaceServer
+import NIOConcurrencyHelpers
 import Testing
 
 /// Failures and load: a failed render, an empty render, identical requests at once, more work
@@ -63,58 +64,86 @@ import Testing
     }
   }
 
-  /// One render slot and no queue: of several different uncached cards asked for at once, the
-  /// ones that find the slot taken get a 503 with Retry-After and a JSON body within 50 ms (they
-  /// never wait for the slot); the server stays up and serves a new request afterwards.
-  ///
-  /// The 50 ms is measured in the test process, where other tests share the two threads of the
-  /// concurrency pool; a burst whose 503s were slow is tried again (up to 3 bursts) so that a
-  /// moment of contention is not taken for queueing. A 503 that waited for the slot would take
-  /// about a second every time.
-  @Test func overloadAnswers503Fast() async throws {
+  /// One render slot and no queue: while the slot's render is held in flight (it finishes only
+  /// when the test lets it), every other uncached card gets a 503 with Retry-After and a JSON
+  /// body: the 503s come while the slot is still taken, so none waited for it. Afterwards the
+  /// held card is served, and a card that was refused now renders.
+  @Test func overloadAnswers503WhileTheSlotIsHeld() async throws {
     var configuration = testConfiguration(concurrency: 1, queueDepth: 0)
     configuration.retryAfterSeconds = 2
-    let renderer = SlowRenderer(base: try realRenderer(), delay: 1)
+    let renderer = HeldRenderer(base: try realRenderer())
     try await withRouter(renderer: renderer, configuration: configuration) { client, _ in
-      var refusedTotal = 0
-      var refusedQuotes: [Int] = []
-      var slow: [Duration] = []
-      for burst in 0..<3 {
-        let quotes = Array((10 + burst * 5)..<(15 + burst * 5))
-        let replies = try await withThrowingTaskGroup(of: (Int, Reply).self) { group in
-          for quote in quotes {
-            group.addTask { (quote, try await client.get("/cards/\(quote).png?w=200&h=200")) }
-          }
-          return try await group.reduce(into: [(Int, Reply)]()) { $0.append($1) }
-        }
-        let refused = replies.filter { $0.1.status == 503 }
-        let served = replies.filter { $0.1.status == 200 }
-        #expect(refused.count >= 1, "no 503 for \(quotes.count) renders on one slot: \(replies.map(\.1.status))")
-        #expect(served.count >= 1, "the render that got the slot must succeed: \(replies.map(\.1.status))")
-        #expect(refused.count + served.count == quotes.count, "\(replies.map(\.1.status))")
-        for (quote, reply) in refused {
-          expectError(reply, status: 503)
-          #expect(reply.header("Retry-After") == "2", "quote \(quote): \(reply)")
-        }
-        for (_, reply) in served {
-          expectCard(reply, format: "png", size: (200, 200))
-          #expect(reply.elapsed >= .milliseconds(900))
-        }
-        refusedTotal += refused.count
-        refusedQuotes += refused.map(\.0)
-        slow = refused.map(\.1.elapsed).filter { $0 >= .milliseconds(50) }
-        if slow.isEmpty { break }
+      // Also when the test fails: the service's shutdown waits for the render.
+      defer { renderer.open() }
+      let first = Task { try await client.get("/cards/10.png?w=200&h=200") }
+      await renderer.waitForRenderToStart()
+      for quote in 11..<15 {
+        let reply = try await client.get("/cards/\(quote).png?w=200&h=200")
+        expectError(reply, status: 503)
+        #expect(reply.header("Retry-After") == "2", "quote \(quote): \(reply)")
       }
-      #expect(slow.isEmpty, "503s took \(slow) (over 50 ms) in 3 bursts out of 3")
+      let during = try await metrics(client)
+      #expect(metricValue(during, "innerpeace_requests_rejected_total") == 4)
+      #expect(metricValue(during, "innerpeace_renders_in_flight") == 1, "the held render is still in flight")
 
-      let text = try await metrics(client)
-      #expect(metricValue(text, "innerpeace_requests_rejected_total") == Double(refusedTotal))
-      #expect(metricValue(text, "innerpeace_renders_in_flight") == 0)
-
-      // The slot is free again: a card that was refused now renders.
-      let retried = try #require(refusedQuotes.first)
-      let after = try await client.get("/cards/\(retried).png?w=200&h=200")
-      expectCard(after, format: "png", size: (200, 200))
+      renderer.open()
+      expectCard(try await first.value, format: "png", size: (200, 200))
+      let after = try await metrics(client)
+      #expect(metricValue(after, "innerpeace_renders_in_flight") == 0)
+      expectCard(try await client.get("/cards/11.png?w=200&h=200"), format: "png", size: (200, 200))
     }
+  }
+}
+
+/// A renderer whose renders, while it is held, wait until the test opens it: a render in flight
+/// for exactly as long as a test needs, without timing. Held from the start.
+final class HeldRenderer: CardRendering {
+  let base: CardRenderer
+  private struct State {
+    var held = true
+    var waiting = 0
+  }
+  private let state = NIOLockedValueBox(State())
+  private let gate = DispatchSemaphore(value: 0)
+  private let heldStarts: AsyncStream<Void>
+  private let heldStartsContinuation: AsyncStream<Void>.Continuation
+
+  init(base: CardRenderer) {
+    self.base = base
+    (heldStarts, heldStartsContinuation) = AsyncStream.makeStream(of: Void.self)
+  }
+
+  var catalog: Catalog { base.catalog }
+
+  func render(_ request: CardRequest) throws(InnerPeaceError) -> RenderedCard {
+    let waits = state.withLockedValue { state -> Bool in
+      if state.held { state.waiting += 1 }
+      return state.held
+    }
+    if waits {
+      heldStartsContinuation.yield()
+      // The bound is a hang guard only: a test opens the renderer long before.
+      _ = gate.wait(timeout: .now() + 300)
+    }
+    return try base.render(request)
+  }
+
+  /// Renders started from now on wait for ``open()``.
+  func hold() { state.withLockedValue { $0.held = true } }
+
+  /// Lets every waiting render go on, and renders from now on run at once.
+  func open() {
+    let waiting = state.withLockedValue { state -> Int in
+      defer { state.waiting = 0 }
+      state.held = false
+      return state.waiting
+    }
+    for _ in 0..<waiting { gate.signal() }
+  }
+
+  /// Returns once a held render has started (one per call).
+  func waitForRenderToStart() async {
+    var starts = heldStarts.makeAsyncIterator()
+    _ = await starts.next()
   }
 }

@@ -3,129 +3,16 @@ import Logging
 import NIOCore
 import NIOHTTP1
 
-// Every phase of a connection has a limit, kept by two channel handlers that share one state: a
-// `SocketMeter` next to the socket (raw bytes in, bytes the socket accepted out) and a
-// `ConnectionGuard` just after NIO's HTTP/1 codec (request and response parts). Both run on the
-// channel's event loop only.
-//
-//   waiting for a request   idle timeout from the end of the last response (or the accept)
-//   receiving a head        header timeout from its first byte to its last
-//   receiving a body        body timeout from the head to the end of the body
-//   sending a response      write timeout: time without the socket accepting a byte
-//   after SIGTERM           drain timeout from the signal, then the connection is closed
+// Every phase of a connection has a limit (``ConnectionDeadlines``), kept by two channel handlers:
+// a `SocketMeter` next to the socket (raw bytes in, bytes the socket accepted out) and a
+// `ConnectionGuard` just after NIO's HTTP/1 codec (request and response parts), which feeds the
+// deadlines' state machine with its event loop's time and closes the connection when it says.
+// Both run on the channel's event loop only.
 //
 // A connection that has to be closed after a response (HTTP/1.0 without keep-alive,
 // `Connection: close`, SIGTERM) is closed once the last byte of that response is in the socket:
 // output first, then input after the peer closes (or after a short linger), so the peer reads
 // the whole response instead of a reset.
-
-/// The limits of one connection, as durations.
-struct ConnectionLimits: Sendable {
-  var idleTimeout: TimeAmount
-  var headerTimeout: TimeAmount
-  var bodyTimeout: TimeAmount
-  var writeTimeout: TimeAmount
-  var drainTimeout: TimeAmount
-  /// How long a connection closed by the server keeps reading (and dropping) what the peer
-  /// still sends, so that closing does not reset the response the peer is reading.
-  var lingerTimeout: TimeAmount = .seconds(2)
-  /// Response bytes are handed to the socket in slices of this size, so that progress is seen
-  /// (and the log can count what was written) while a large body goes out.
-  var writeSliceBytes = 16_384
-
-  init(_ configuration: ServerConfiguration) {
-    idleTimeout = .seconds(Int64(configuration.idleTimeoutSeconds))
-    headerTimeout = .fromSeconds(configuration.headerTimeoutSeconds)
-    bodyTimeout = .fromSeconds(configuration.bodyTimeoutSeconds)
-    writeTimeout = .fromSeconds(configuration.writeTimeoutSeconds)
-    drainTimeout = .fromSeconds(configuration.drainTimeoutSeconds)
-  }
-}
-
-extension TimeAmount {
-  static func fromSeconds(_ seconds: Double) -> TimeAmount { .nanoseconds(Int64((seconds * 1e9).rounded())) }
-  var secondsText: String { String(format: "%g", Double(nanoseconds) / 1e9) }
-}
-
-/// Raw bytes at the socket: tells the guard when a request head starts arriving, and hands
-/// responses to the socket in slices, counting the bytes the socket accepted.
-final class SocketMeter: ChannelDuplexHandler, RemovableChannelHandler {
-  typealias InboundIn = ByteBuffer
-  typealias InboundOut = ByteBuffer
-  typealias OutboundIn = IOData
-  typealias OutboundOut = IOData
-
-  let sliceBytes: Int
-  /// The guard to tell; set once the pipeline is built.
-  weak var connection: ConnectionGuard?
-  /// Bytes handed to the socket so far, in order.
-  private(set) var queuedBytes = 0
-  /// Bytes the socket has accepted so far.
-  private(set) var writtenBytes = 0
-  /// Writes handed to the socket and not yet accepted whole.
-  private(set) var pendingWrites = 0
-  /// When the socket last accepted a write (or a write started waiting).
-  private(set) var lastProgress = NIODeadline.now()
-  /// Set when the server is closing: what the peer still sends is read and dropped.
-  var discardsInput = false
-
-  /// Set while the handler is in a pipeline.
-  private var context: ChannelHandlerContext?
-
-  init(sliceBytes: Int) { self.sliceBytes = sliceBytes }
-
-  func handlerAdded(context: ChannelHandlerContext) { self.context = context }
-  func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
-
-  /// Writes bytes that the HTTP encoder must not touch (an answer the connection gives itself),
-  /// measured like any response, and flushes.
-  func writeDirectly(_ buffer: ByteBuffer, promise: EventLoopPromise<Void>) {
-    guard let context else {
-      promise.fail(ChannelError.ioOnClosedChannel)
-      return
-    }
-    measuredWrite(context: context, .byteBuffer(buffer), count: buffer.readableBytes, promise: promise)
-    context.flush()
-  }
-
-  func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-    if discardsInput { return }
-    connection?.bytesArrived(unwrapInboundIn(data))
-    context.fireChannelRead(data)
-  }
-
-  func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-    switch unwrapOutboundIn(data) {
-    case .byteBuffer(var buffer):
-      // Slices share the buffer's storage: nothing is copied.
-      while buffer.readableBytes > sliceBytes, let slice = buffer.readSlice(length: sliceBytes) {
-        measuredWrite(context: context, .byteBuffer(slice), count: slice.readableBytes, promise: nil)
-      }
-      measuredWrite(context: context, .byteBuffer(buffer), count: buffer.readableBytes, promise: promise)
-    case .fileRegion(let region):
-      measuredWrite(context: context, .fileRegion(region), count: region.readableBytes, promise: promise)
-    }
-  }
-
-  private func measuredWrite(
-    context: ChannelHandlerContext, _ data: IOData, count: Int, promise: EventLoopPromise<Void>?
-  ) {
-    if pendingWrites == 0 { lastProgress = .now() }
-    queuedBytes += count
-    pendingWrites += 1
-    let measured = context.eventLoop.makePromise(of: Void.self)
-    measured.futureResult.assumeIsolated().whenComplete { result in
-      self.pendingWrites -= 1
-      if case .success = result {
-        self.writtenBytes += count
-        self.lastProgress = .now()
-      }
-    }
-    if let promise { measured.futureResult.cascade(to: promise) }
-    context.write(wrapOutboundOut(data), promise: measured)
-    connection?.writeQueued()
-  }
-}
 
 /// Keeps the limits of one HTTP/1 connection (see the top of this file), answers what NIO's
 /// parser refuses with the JSON errors of the API, and writes the request log line once a
@@ -151,15 +38,6 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     var bodyEnd = Int.max
   }
 
-  private enum Expiry: String {
-    case idle = "idle"
-    case header = "request head too slow"
-    case body = "request body too slow"
-    case write = "response not read"
-    case drain = "drain limit reached"
-    case linger = "linger over"
-  }
-
   let limits: ConnectionLimits
   let logger: Logger
   let meter: SocketMeter
@@ -171,18 +49,15 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
   private var responding: Int?
   /// Records from the router, for responses not started yet (in request order).
   private var records: [RequestRecord] = []
-  private var readingRequestSince: NIODeadline?
-  private var headStartedAt: NIODeadline?
+  /// Set once the handler is in a pipeline, at the event loop's time.
+  private var deadlines: ConnectionDeadlines<LoopInstant>?
   /// Whether the request line of the head being received has ended (for 414 against 431).
   private var requestLineEnded = false
   private var requestLineStarted = false
   private var requestLineBytes = 0
-  private var idleSince = NIODeadline.now()
   private var closeAfterResponse = false
   /// The connection's own answer to the last request, once the responses before it are written.
   private var pendingRefusal: Refusal?
-  private var quiescedAt: NIODeadline?
-  private var lingerUntil: NIODeadline?
   private var inputClosed = false
   private var closed = false
   private var timer: Scheduled<Void>?
@@ -199,9 +74,11 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
   func handlerAdded(context: ChannelHandlerContext) {
     self.context = context
     if let address = context.channel.remoteAddress?.ipAddress { clientAddress = address }
-    idleSince = .now()
+    deadlines = ConnectionDeadlines(limits: limits, now: now(context))
     reschedule()
   }
+
+  private func now(_ context: ChannelHandlerContext) -> LoopInstant { LoopInstant(context.eventLoop.now) }
 
   func handlerRemoved(context: ChannelHandlerContext) {
     timer?.cancel()
@@ -228,15 +105,14 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         meter.discardsInput = true
         return
       }
-      headStartedAt = nil
       requestLineEnded = false
       requestLineStarted = false
       requestLineBytes = 0
-      readingRequestSince = .now()
-      if !head.isKeepAlive || quiescedAt != nil || Self.endsParsing(head) { closeAfterResponse = true }
+      deadlines?.requestStarted(at: now(context))
+      if !head.isKeepAlive || deadlines?.drainStartedAt != nil || Self.endsParsing(head) { closeAfterResponse = true }
       var exchange = Exchange(
         method: String(head.method.rawValue.prefix(32)), path: String(head.uri.prefix { $0 != "?" }.prefix(1024)),
-        received: .now())
+        received: context.eventLoop.now)
       if let mark = head.uri.firstIndex(of: "?") {
         // Bounded: a log line never carries more than 1 KiB of query.
         exchange.query = String(head.uri[head.uri.index(after: mark)...].prefix(1024))
@@ -247,7 +123,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         // Answered here, never handed to the router; nothing after it on this connection is read.
         meter.discardsInput = true
         closeAfterResponse = true
-        readingRequestSince = nil
+        deadlines?.requestEnded()
         if exchanges.count == 1 {
           answer(context: context, refusal)
         } else {
@@ -257,7 +133,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         return
       }
     } else if case .end = part {
-      readingRequestSince = nil
+      deadlines?.requestEnded()
     }
     reschedule()
     context.fireChannelRead(data)
@@ -265,11 +141,10 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
   /// Raw bytes from the peer, before the HTTP decoder sees them.
   func bytesArrived(_ buffer: ByteBuffer) {
-    guard readingRequestSince == nil else { return }
-    if headStartedAt == nil {
-      headStartedAt = .now()
-      reschedule()
-    }
+    guard let context, var deadlines, !deadlines.isReadingRequest else { return }
+    deadlines.bytesArrived(at: now(context))
+    self.deadlines = deadlines
+    reschedule()
     // Blank lines before a request line are allowed (RFC 9112 §2.2); the line ends at its LF.
     // Only a line that ends within the head limit counts: past it, the parser has stopped on
     // the line itself.
@@ -293,8 +168,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     case is ChannelShouldQuiesceEvent:
       // Sent by the server and by the connection's task (``GuardedHTTP1Channel``), which also
       // reaches a connection accepted as the drain began: the first one counts.
-      guard quiescedAt == nil else { return }
-      quiescedAt = .now()
+      guard deadlines?.drainStarted(at: now(context)) == true else { return }
       closeAfterResponse = true
       if exchanges.isEmpty {
         context.close(promise: nil)
@@ -303,7 +177,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
       }
     case ChannelEvent.inputClosed:
       inputClosed = true
-      if lingerUntil != nil || exchanges.isEmpty {
+      if deadlines?.lingerUntil != nil || exchanges.isEmpty {
         context.close(promise: nil)
         return
       }
@@ -335,10 +209,12 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
   private func refuseUnparsable(context: ChannelHandlerContext, _ error: HTTPParserError) {
     meter.discardsInput = true
     closeAfterResponse = true
-    readingRequestSince = nil
-    headStartedAt = nil
     // A response already under way cannot be interrupted by another one: close after it.
-    guard exchanges.isEmpty else { return }
+    guard exchanges.isEmpty else {
+      deadlines?.requestEnded()
+      return
+    }
+    deadlines?.requestRefused()
     let refusal: Refusal
     if error == .headerOverflow && !requestLineEnded {
       refusal = Refusal(.uriTooLong, "the request URI is longer than \(HTTPLimits.maximumURILength) bytes")
@@ -352,20 +228,39 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     } else {
       refusal = Refusal(.badRequest, "the request is not valid HTTP/1.1")
     }
-    exchanges.append(Exchange(method: "-", path: "-", received: .now()))
+    exchanges.append(Exchange(method: "-", path: "-", received: context.eventLoop.now))
     answer(context: context, refusal)
   }
 
-  /// An answer the connection gives itself, for a request the router never sees.
+  /// An answer the connection gives itself, for a request the router never sees (or, from
+  /// ``ConnectionRefusal``, for a connection past the cap).
   struct Refusal: Equatable {
     let status: HTTPResponseStatus
     let message: String
     var allow: String?
+    var retryAfterSeconds: Int?
 
-    init(_ status: HTTPResponseStatus, _ message: String, allow: String? = nil) {
+    init(_ status: HTTPResponseStatus, _ message: String, allow: String? = nil, retryAfterSeconds: Int? = nil) {
       self.status = status
       self.message = message
       self.allow = allow
+      self.retryAfterSeconds = retryAfterSeconds
+    }
+
+    /// The whole response, the JSON error of the API (`{"error": {"message": ...}}`, as
+    /// ``ServiceError`` writes it) with its length and `Connection: close`; and where its body
+    /// starts.
+    var response: (bytes: ByteBuffer, bodyStart: Int) {
+      let body = (try? ServiceJSON.encode(ErrorBody(error: .init(message: message, parameter: nil)))) ?? Data()
+      var head =
+        "HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\nContent-Type: application/json; charset=utf-8\r\n"
+        + "Content-Length: \(body.count)\r\nCache-Control: no-store\r\n"
+      if let allow { head += "Allow: \(allow)\r\n" }
+      if let retryAfterSeconds { head += "Retry-After: \(retryAfterSeconds)\r\n" }
+      var bytes = ByteBuffer(string: head + "Connection: close\r\n\r\n")
+      let bodyStart = bytes.readableBytes
+      bytes.writeBytes(body)
+      return (bytes, bodyStart)
     }
 
     static let methodNotAllowed = Refusal(
@@ -404,19 +299,11 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
   private func answer(context: ChannelHandlerContext, _ refusal: Refusal) {
     let index = responding.map { $0 + 1 } ?? 0
     guard index < exchanges.count else { return }
-    let body = jsonErrorBody(refusal.message)
-    var head =
-      "HTTP/1.1 \(refusal.status.code) \(refusal.status.reasonPhrase)\r\n"
-      + "Content-Type: application/json; charset=utf-8\r\nContent-Length: \(body.count)\r\n"
-      + "Cache-Control: no-store\r\n"
-    if let allow = refusal.allow { head += "Allow: \(allow)\r\n" }
-    head += "Connection: close\r\n\r\n"
-    var bytes = ByteBuffer(string: head)
+    let (bytes, bodyStart) = refusal.response
     responding = index
     exchanges[index].status = Int(refusal.status.code)
-    exchanges[index].announcedBytes = body.count
-    exchanges[index].bodyStart = meter.queuedBytes + bytes.readableBytes
-    bytes.writeBytes(body)
+    exchanges[index].announcedBytes = bytes.readableBytes - bodyStart
+    exchanges[index].bodyStart = meter.queuedBytes + bodyStart
     exchanges[index].bodyEnd = meter.queuedBytes + bytes.readableBytes
     let finished = context.eventLoop.makePromise(of: Void.self)
     finished.futureResult.assumeIsolated().whenComplete { result in
@@ -468,23 +355,21 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     let complete: Bool
     if case .success = result { complete = true } else { complete = false }
     log(exchange, complete: complete)
-    guard complete, let context, !closed else { return }
+    guard let context else { return }
+    deadlines?.responseFinished(at: now(context))
+    guard complete, !closed else { return }
     if exchanges.count == 1, let refusal = pendingRefusal {
       // The responses before it are written: now the connection's own answer.
       pendingRefusal = nil
       answer(context: context, refusal)
     }
-    if exchanges.isEmpty {
-      idleSince = .now()
-      if headStartedAt != nil { headStartedAt = .now() }
-      if closeAfterResponse || inputClosed { beginClosing(context: context) }
-    }
+    if exchanges.isEmpty && (closeAfterResponse || inputClosed) { beginClosing(context: context) }
     reschedule()
   }
 
   private func log(_ exchange: Exchange, complete: Bool) {
     let bodyBytes = max(0, min(meter.writtenBytes, exchange.bodyEnd) - exchange.bodyStart)
-    let elapsed = NIODeadline.now() - exchange.received
+    let elapsed = (context?.eventLoop.now ?? exchange.received) - exchange.received
     var metadata: Logger.Metadata = [
       "method": .string(exchange.method), "path": .string(exchange.path),
       "route": .string(exchange.record?.route ?? "unmatched"), "status": .stringConvertible(exchange.status),
@@ -520,13 +405,13 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
   /// Closes output now that the last response is in the socket, then input once the peer has
   /// closed its side or the linger is over.
   private func beginClosing(context: ChannelHandlerContext) {
-    guard lingerUntil == nil else { return }
+    guard deadlines?.lingerUntil == nil else { return }
     meter.discardsInput = true
     if inputClosed {
       context.close(promise: nil)
       return
     }
-    lingerUntil = .now() + limits.lingerTimeout
+    deadlines?.lingerStarted(at: now(context))
     context.close(mode: .output, promise: nil)
     // Reads go on (and are dropped) until the peer's end of file.
     context.read()
@@ -534,40 +419,34 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
   // MARK: Deadlines
 
-  private func nextDeadline() -> (NIODeadline, Expiry)? {
-    var candidates: [(NIODeadline, Expiry)] = []
-    if let lingerUntil { candidates.append((lingerUntil, .linger)) }
-    if let quiescedAt { candidates.append((quiescedAt + limits.drainTimeout, .drain)) }
-    if meter.pendingWrites > 0 { candidates.append((meter.lastProgress + limits.writeTimeout, .write)) }
-    if let readingRequestSince { candidates.append((readingRequestSince + limits.bodyTimeout, .body)) }
-    if exchanges.isEmpty && readingRequestSince == nil && lingerUntil == nil {
-      if let headStartedAt {
-        candidates.append((headStartedAt + limits.headerTimeout, .header))
-      } else if meter.pendingWrites == 0 {
-        candidates.append((idleSince + limits.idleTimeout, .idle))
-      }
-    }
-    return candidates.min { $0.0 < $1.0 }
+  /// The meter handed a write to the socket: the write timeout may now apply.
+  func writeStarted() {
+    guard let context else { return }
+    deadlines?.writeStarted(at: now(context))
+    reschedule()
   }
 
-  /// The meter handed a write to the socket: the write deadline may now apply.
-  func writeQueued() {
-    if timer == nil || meter.pendingWrites == 1 { reschedule() }
+  /// The socket accepted (or failed) a write. The timer is not moved: when it fires, the
+  /// deadlines say whether a limit has really run out.
+  func writeFinished(accepted: Bool) {
+    guard let context else { return }
+    deadlines?.writeFinished(at: now(context), accepted: accepted)
   }
 
+  /// Schedules the timer for the next deadline, unless it is already set for one no later.
   private func reschedule() {
-    guard let context, !closed, let (deadline, _) = nextDeadline() else { return }
-    if timer != nil, let timerDeadline, timerDeadline <= deadline { return }
+    guard let context, !closed, let (deadline, _) = deadlines?.nextDeadline else { return }
+    if timer != nil, let timerDeadline, timerDeadline <= deadline.deadline { return }
     timer?.cancel()
-    timerDeadline = deadline
-    timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { self.timerFired() }
+    timerDeadline = deadline.deadline
+    timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline.deadline) { self.timerFired() }
   }
 
   private func timerFired() {
     timer = nil
     timerDeadline = nil
-    guard let context, !closed, let (deadline, expiry) = nextDeadline() else { return }
-    guard deadline <= .now() else {
+    guard let context, !closed, let deadlines else { return }
+    guard let expiry = deadlines.expiry(at: now(context)) else {
       reschedule()
       return
     }
@@ -579,11 +458,12 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
       // A request whose body was still arriving has its line now, as a 408.
       if expiry == .body { logUnanswered(status: 408) }
     case .write:
+      let seconds = Double(limits.write.components.seconds) + Double(limits.write.components.attoseconds) / 1e18
       logger.warning(
         "connection closed",
         metadata: [
           "reason": .string(expiry.rawValue),
-          "detail": .string("the client took no byte for \(limits.writeTimeout.secondsText) s"),
+          "detail": .string("the client took no byte for \(String(format: "%g", seconds)) s"),
         ])
     case .drain:
       logger.warning(
@@ -596,68 +476,4 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     closed = true
     context.close(promise: nil)
   }
-}
-
-/// The answer past ``ServerConfiguration/maxConnections``: a 503 written as soon as the
-/// connection opens, then closed like any other (output first, input after the peer's end or a
-/// short linger), without parsing anything. Past a client's share
-/// (``ServerConfiguration/maxConnectionsPerClient``) and ``HTTPLimits/lingeringRefusalsPerClient``
-/// more, there is no linger: the connection is closed as soon as the 503 is in the socket, so
-/// that a client opening connections in a loop cannot hold slots of the global cap.
-final class ConnectionRefusal: ChannelInboundHandler, RemovableChannelHandler {
-  typealias InboundIn = ByteBuffer
-  let retryAfterSeconds: Int
-  /// `nil`: close once the answer is written.
-  let lingerTimeout: TimeAmount?
-  let message: String
-  private var answered = false
-
-  init(retryAfterSeconds: Int, lingerTimeout: TimeAmount?, message: String) {
-    self.retryAfterSeconds = retryAfterSeconds
-    self.lingerTimeout = lingerTimeout
-    self.message = message
-  }
-
-  func handlerAdded(context: ChannelHandlerContext) {
-    if context.channel.isActive { answer(context: context) }
-  }
-
-  func channelActive(context: ChannelHandlerContext) {
-    answer(context: context)
-    context.fireChannelActive()
-  }
-
-  private func answer(context: ChannelHandlerContext) {
-    guard !answered else { return }
-    answered = true
-    let body = jsonErrorBody(message)
-    var bytes = ByteBuffer()
-    bytes.writeString(
-      "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json; charset=utf-8\r\n"
-        + "Content-Length: \(body.count)\r\nRetry-After: \(retryAfterSeconds)\r\nCache-Control: no-store\r\n"
-        + "Connection: close\r\n\r\n")
-    bytes.writeBytes(body)
-    guard let lingerTimeout else {
-      context.writeAndFlush(NIOAny(IOData.byteBuffer(bytes))).assumeIsolated().whenComplete { _ in
-        context.close(promise: nil)
-      }
-      return
-    }
-    context.writeAndFlush(NIOAny(IOData.byteBuffer(bytes)), promise: nil)
-    context.close(mode: .output, promise: nil)
-    context.eventLoop.assumeIsolated().scheduleTask(in: lingerTimeout) { context.close(promise: nil) }
-  }
-
-  func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
-
-  func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-    if case ChannelEvent.inputClosed = event { context.close(promise: nil) }
-  }
-
-  func errorCaught(context: ChannelHandlerContext, error: any Error) { context.close(promise: nil) }
-}
-
-/// `{"error": {"message": ...}}`, as ``ServiceError`` writes it.
-func jsonErrorBody(_ message: String) -> [UInt8] {
-  Array((try? ServiceJSON.encode(ErrorBody(error: .init(message: message, parameter: nil)))) ?? Data())
 }

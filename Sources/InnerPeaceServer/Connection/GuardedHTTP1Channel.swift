@@ -1,14 +1,11 @@
-import Foundation
 import Hummingbird
 import HummingbirdCore
 import Logging
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOHTTPTypes
 import NIOHTTPTypesHTTP1
 import ServiceLifecycle
-import Synchronization
 
 /// Hummingbird's HTTP/1 child channel with every phase of a connection bounded.
 ///
@@ -16,17 +13,16 @@ import Synchronization
 /// HTTP types, then an async channel that Hummingbird's `handleHTTP` serves), with two handlers
 /// of ours around NIO's codec in place of Hummingbird's `HTTPConnectionStateHandler`, whose idle
 /// timer counts from the moment a response is handed over, not from its last byte on the wire
-/// (see ConnectionGuard.swift). Past `maxConnections`, a connection gets a 503 and nothing else;
+/// (``ConnectionGuard``, ``ConnectionDeadlines``), and ``RequestTargetHandler`` before the
+/// conversion. Past `maxConnections`, a connection gets a 503 and nothing else;
 /// so does one past `connectionsPerClient` from its client address (closed at once past a few).
 /// Each request runs with its client (``ClientAddress/current``) for the per-client render share.
 struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
   typealias Value = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
 
   let responder: HTTPChannelHandler.Responder
+  let configuration: ServerConfiguration
   let limits: ConnectionLimits
-  let maxConnections: Int
-  let connectionsPerClient: Int
-  let retryAfterSeconds: Int
   let connections: ConnectionCounter
 
   init(
@@ -52,10 +48,8 @@ struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
         }
       }
     }
+    self.configuration = configuration
     limits = ConnectionLimits(configuration)
-    maxConnections = configuration.maxConnections
-    connectionsPerClient = configuration.connectionsPerClient
-    retryAfterSeconds = configuration.retryAfterSeconds
     self.connections = connections
   }
 
@@ -66,44 +60,53 @@ struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
       // reads it), but only a few such refusals of one client linger: past them it is closed
       // at once, so refusals never hold many slots of the global cap.
       let peer = channel.remoteAddress?.ipAddress ?? "-"
-      guard connections.perClient.take(peer, limit: connectionsPerClient) else {
+      guard connections.perClient.take(peer, limit: configuration.connectionsPerClient) else {
         let lingers = connections.lingeringRefusals.take(peer, limit: HTTPLimits.lingeringRefusalsPerClient)
         if lingers { channel.closeFuture.whenComplete { _ in connections.lingeringRefusals.release(peer) } }
         try pipeline.addHandler(
           ConnectionRefusal(
-            retryAfterSeconds: retryAfterSeconds, lingerTimeout: lingers ? limits.lingerTimeout : nil,
+            retryAfterSeconds: configuration.retryAfterSeconds, lingerTimeout: lingers ? limits.linger : nil,
             message: "this client has too many open connections; close some and try again"))
         return try NIOAsyncChannel(wrappingChannelSynchronously: channel, configuration: .init())
       }
       channel.closeFuture.whenComplete { _ in connections.perClient.release(peer) }
       // The counter already includes this connection (Hummingbird counts at accept).
-      if connections.open.load(ordering: .relaxed) > maxConnections {
+      if connections.open.load(ordering: .relaxed) > configuration.maxConnections {
         try pipeline.addHandler(
           ConnectionRefusal(
-            retryAfterSeconds: retryAfterSeconds, lingerTimeout: limits.lingerTimeout,
+            retryAfterSeconds: configuration.retryAfterSeconds, lingerTimeout: limits.linger,
             message: "the server has too many open connections; try again shortly"))
         return try NIOAsyncChannel(wrappingChannelSynchronously: channel, configuration: .init())
       }
-      var decoderLimits = NIOHTTPDecoderLimitConfiguration()
-      decoderLimits.maxHeaderFieldSize = HTTPLimits.maximumHeadBytes
-      decoderLimits.maxHeaderListSize = HTTPLimits.maximumHeadBytes
-      decoderLimits.maxHeaderFieldCount = HTTPLimits.maximumHeaderFields
-      let meter = SocketMeter(sliceBytes: limits.writeSliceBytes)
-      try pipeline.addHandler(meter)
-      try pipeline.configureHTTPServerPipeline(
-        withPipeliningAssistance: false,  // the async channel serves one request at a time
-        withErrorHandling: false,  // parse errors are answered by the guard
-        withOutboundHeaderValidation: false,  // HTTP types validate headers already
-        withEncoderConfiguration: .init(),
-        withDecoderLimitConfiguration: decoderLimits
-      )
-      let connection = ConnectionGuard(limits: limits, meter: meter, logger: logger)
-      meter.connection = connection
-      try pipeline.addHandler(connection)
+      try Self.addHTTPHandlers(to: pipeline, limits: limits, logger: logger)
       try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
       return try NIOAsyncChannel(
         wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
     }
+  }
+
+  /// The HTTP/1 handlers of a connection under its limits, up to the conversion to HTTP types:
+  /// the meter, NIO's codec with the head limits, the guard, the request target's check.
+  static func addHTTPHandlers(
+    to pipeline: ChannelPipeline.SynchronousOperations, limits: ConnectionLimits, logger: Logger
+  ) throws {
+    var decoderLimits = NIOHTTPDecoderLimitConfiguration()
+    decoderLimits.maxHeaderFieldSize = HTTPLimits.maximumHeadBytes
+    decoderLimits.maxHeaderListSize = HTTPLimits.maximumHeadBytes
+    decoderLimits.maxHeaderFieldCount = HTTPLimits.maximumHeaderFields
+    let meter = SocketMeter(sliceBytes: limits.writeSliceBytes)
+    try pipeline.addHandler(meter)
+    try pipeline.configureHTTPServerPipeline(
+      withPipeliningAssistance: false,  // the async channel serves one request at a time
+      withErrorHandling: false,  // parse errors are answered by the guard
+      withOutboundHeaderValidation: false,  // HTTP types validate headers already
+      withEncoderConfiguration: .init(),
+      withDecoderLimitConfiguration: decoderLimits
+    )
+    let connection = ConnectionGuard(limits: limits, meter: meter, logger: logger)
+    meter.connection = connection
+    try pipeline.addHandler(connection)
+    try pipeline.addHandler(RequestTargetHandler())
   }
 
   func handle(value asyncChannel: Value, logger: Logger) async {
@@ -118,38 +121,4 @@ struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
       channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
     }
   }
-}
-
-/// What the request log knows of a request before its response goes out: filled in by the
-/// router's middleware (through ``RequestRecord/current``), read by the connection once the
-/// last byte of the response is in the socket.
-final class RequestRecord: Sendable {
-  @TaskLocal static var current: RequestRecord?
-  private let state = NIOLockedValueBox<String?>(nil)
-  /// The route that answered, once the router has matched one.
-  var route: String? {
-    get { state.withLockedValue { $0 } }
-    set { state.withLockedValue { $0 = newValue } }
-  }
-}
-
-/// Open connections, shared by the accept side (Hummingbird's `AvailableConnectionsDelegate`)
-/// and the connection setup.
-final class ConnectionCounter: Sendable {
-  let open = Atomic<Int>(0)
-  /// Connections served per client address (refused ones not counted).
-  let perClient = ClientTally()
-  /// Refusals past a client's share that are waiting for the peer to close, per client address.
-  let lingeringRefusals = ClientTally()
-  init() {}
-}
-
-/// Hummingbird's hook on the listening socket: counts connections, and stops accepting (new ones
-/// wait in the listen backlog) once even the 503 allowance past the limit is used up.
-struct ConnectionCap: AvailableConnectionsDelegate {
-  let counter: ConnectionCounter
-  let hardLimit: Int
-  mutating func connectionOpened() { counter.open.add(1, ordering: .relaxed) }
-  mutating func connectionClosed() { counter.open.subtract(1, ordering: .relaxed) }
-  func isAcceptingNewConnections() -> Bool { counter.open.load(ordering: .relaxed) < hardLimit }
 }
