@@ -3,7 +3,10 @@ import HTTPTypes
 import Hummingbird
 import Logging
 
-/// One structured log line and one metrics count per request, with the final status.
+/// One structured log line and one metrics count per request, with the final status, both
+/// labelled by the template of the route the request matched (``RouteTable/template(forEndpoint:)``:
+/// `/cards/{quote}.{format}`, `/cards/{quote}`, `/random.{format}`), or ``unmatchedLabel``: never
+/// by the raw path, so the label set stays bounded.
 struct RequestLogMiddleware: RouterMiddleware {
   typealias Context = BasicRequestContext
   let metrics: ServerMetrics
@@ -14,10 +17,10 @@ struct RequestLogMiddleware: RouterMiddleware {
     let started = ContinuousClock.now
     // Known before the responder runs when the router has matched: a request the connection
     // gives up on before its answer (a body too slow) is still logged with its route.
-    if let route = context.endpointPath { RequestRecord.current?.route = route }
+    if let route = Self.label(context.endpointPath) { RequestRecord.current?.route = route }
     let response = try await next(request, context)
     let elapsed = ContinuousClock.now - started
-    let route = context.endpointPath ?? "unmatched"
+    let route = Self.label(context.endpointPath) ?? Self.unmatchedLabel
     metrics.recordRequest(route: route, status: response.status.code, duration: elapsed)
     if let record = RequestRecord.current {
       // On a live connection the line is written once the last byte is in the socket, with the
@@ -35,6 +38,12 @@ struct RequestLogMiddleware: RouterMiddleware {
       ])
     return response
   }
+
+  /// The label of a request the router matched no route for (or a method it does not serve).
+  static let unmatchedLabel = "unmatched"
+
+  /// The route template for Hummingbird's `endpointPath` (the path the route was registered with).
+  static func label(_ endpointPath: String?) -> String? { endpointPath.flatMap(RouteTable.template(forEndpoint:)) }
 }
 
 /// Turns every error into a JSON response: service errors as they are, Hummingbird's 404 for an

@@ -3,10 +3,12 @@ import HTTPTypes
 import Hummingbird
 import InnerPeace
 
-/// Every endpoint of the service, declared once. The router registers these (``ServiceRoutes``),
-/// the 405 handling asks ``Routes/matches(_:)``, and the tests check `/openapi.yaml` (the
-/// resource `Resources/openapi.yaml`) and their examples against this list.
-enum Routes {
+/// Every endpoint of the service, declared once. The controllers register these (each its own,
+/// ``Hummingbird/RouterMethods/get(_:configuration:_:)``), the 405 handling asks
+/// ``RouteTable/isKnownPath(_:)``, the metrics and logs label a request by its template
+/// (``RouteTable/template(forEndpoint:)``), and the tests check `/openapi.yaml` (the resource
+/// `Resources/openapi.yaml`) and their examples against this list.
+enum RouteTable {
   /// The service's operations, named as the OpenAPI document's `operationId`s.
   enum Operation: String, CaseIterable, Sendable {
     case randomCard, randomCardNegotiated, catalogCard, catalogCardNegotiated, customCard, todayCard
@@ -30,7 +32,7 @@ enum Routes {
   struct Route: Sendable {
     let operation: Operation
     let method: HTTPRequest.Method
-    /// The OpenAPI path template, e.g. `/cards/{quote}.{format}`.
+    /// The OpenAPI path template, e.g. `/cards/{quote}.{format}`: the label of its metrics and logs.
     let path: String
     let kind: Kind
     /// One line: what the endpoint answers.
@@ -40,9 +42,6 @@ enum Routes {
     let query: Set<String>?
     /// A request target that answers 200 (with the bundled catalog).
     let example: String
-
-    /// The path's template split into segments, each a list of literal text and parameters.
-    fileprivate let segments: [[Piece]]
 
     init(
       _ operation: Operation, _ path: String, _ kind: Kind, query: Set<String>?, example: String, answers: String
@@ -54,95 +53,20 @@ enum Routes {
       self.answers = answers
       self.query = query
       self.example = example
-      segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(Piece.parse)
     }
 
-    /// The path the Hummingbird router registers: a segment holding one parameter after a
-    /// literal prefix keeps Hummingbird's `prefix.{name}` form; any other segment holding a
-    /// parameter is captured whole (``Route/match(_:)`` then checks it).
-    var routerPath: String {
-      "/"
-        + segments.map { pieces in
-          switch (pieces.first, pieces.count) {
-          case (.some(.literal(let text)), 2) where pieces.last.map(\.isParameter) == true: "\(text){\(pieces[1].name)}"
-          case _ where pieces.contains(where: \.isParameter): "{\(pieces.first { $0.isParameter }!.name)}"
-          default: pieces.map(\.name).joined()
-          }
-        }.joined(separator: "/")
-    }
-
-    /// The path parameters if `path` (as the request has it, still percent-encoded) is this
-    /// route's, with every parameter's value well formed (see ``Routes/parameterAccepts(_:_:)``).
-    func match(_ path: String) -> [String: String]? {
-      let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
-      guard parts.count == segments.count else { return nil }
-      var values: [String: String] = [:]
-      for (part, pieces) in zip(parts, segments) {
-        var rest = Substring(part)
-        for (index, piece) in pieces.enumerated() {
-          switch piece {
-          case .literal(let text):
-            guard rest.hasPrefix(text) else { return nil }
-            rest = rest.dropFirst(text.count)
-          case .parameter(let name):
-            // A parameter runs to the next literal (the last one of the segment), or to the end.
-            let end: Substring.Index
-            if index + 1 < pieces.count, case .literal(let next) = pieces[index + 1] {
-              guard let found = rest.range(of: next, options: .backwards) else { return nil }
-              end = found.lowerBound
-            } else {
-              end = rest.endIndex
-            }
-            let value = String(rest[..<end])
-            guard Routes.parameterAccepts(name, value) else { return nil }
-            values[name] = value
-            rest = rest[end...]
-          }
-        }
-        guard rest.isEmpty else { return nil }
-      }
-      return values
-    }
-  }
-
-  /// A piece of a path segment.
-  fileprivate enum Piece: Sendable {
-    case literal(String)
-    case parameter(String)
-
-    var isParameter: Bool { if case .parameter = self { true } else { false } }
-    var name: String {
-      switch self {
-      case .literal(let text), .parameter(let text): text
-      }
-    }
-
-    static func parse(_ segment: Substring) -> [Piece] {
-      var pieces: [Piece] = []
-      var rest = segment
-      while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
-        if open > rest.startIndex { pieces.append(.literal(String(rest[..<open]))) }
-        pieces.append(.parameter(String(rest[rest.index(after: open)..<close])))
-        rest = rest[rest.index(after: close)...]
-      }
-      if !rest.isEmpty || pieces.isEmpty { pieces.append(.literal(String(rest))) }
-      return pieces
+    /// The paths the router registers, each with the format its extension names: one per
+    /// format of ``RouteTable/pathFormats`` for a template ending in `.{format}` (Hummingbird
+    /// matches `{quote}.png` as a capture before a literal suffix), else the template itself.
+    var registrations: [(path: RouterPath, format: String?)] {
+      guard path.hasSuffix(".{format}") else { return [(RouterPath(path), nil)] }
+      let stem = path.dropLast("{format}".count)
+      return RouteTable.pathFormats.map { (RouterPath(String(stem) + $0), $0) }
     }
   }
 
   /// The formats a path's `.{format}` may name.
   static let pathFormats = ["png", "jpg", "jpeg", "webp"]
-
-  /// Whether a path parameter's value is well formed: `format` one of ``pathFormats``, `quote`
-  /// and `index` decimal digits (a number out of range is the handler's 404).
-  static func parameterAccepts(_ name: String, _ value: String) -> Bool {
-    switch name {
-    case "format": pathFormats.contains(value)
-    case "quote", "index":
-      !value.isEmpty && value.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
-    default: !value.isEmpty
-    }
-  }
 
   /// Query parameters every image endpoint takes: the card options, plus the names reserved
   /// across the service (`v`, the content version; `signature`, for signed URLs).
@@ -205,16 +129,34 @@ enum Routes {
       example: "/card.json?text=hi", answers: "what the card for any text sets: lines, runs, fonts (a debug report)"),
   ]
 
-  /// The route serving `path` and its path parameters, if any.
-  static func route(for path: String, among routes: [Route] = all) -> (Route, [String: String])? {
-    for route in routes {
-      if let values = route.match(path) { return (route, values) }
+  /// The route of an operation.
+  static func route(_ operation: Operation) -> Route { all.first { $0.operation == operation }! }
+
+  /// The template of the route the router matched, by the path it registered (Hummingbird's
+  /// `endpointPath`): `/cards/{quote}.{format}` for `/cards/{quote}.jpg`; `nil` for none.
+  static func template(forEndpoint endpointPath: String) -> String? { templates[endpointPath] }
+
+  private static let templates: [String: String] = Dictionary(
+    uniqueKeysWithValues: all.flatMap { route in route.registrations.map { ($0.path.description, route.path) } })
+
+  /// Whether some route's registered path matches `path` (with another method, that is a 405, not
+  /// a 404), each segment compared as Hummingbird's router compares it.
+  @Sendable static func isKnownPath(_ path: String) -> Bool {
+    guard hasNoEmptySegment(path) else { return false }
+    let segments = path == "/" ? [] : path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+    return all.contains { route in
+      route.registrations.contains { registration in
+        let elements = registration.path.components
+        return elements.count == segments.count && zip(elements, segments).allSatisfy { $0 ~= $1 }
+      }
     }
-    return nil
   }
 
-  /// Whether some route serves `path` (with another method, that is a 405, not a 404).
-  @Sendable static func matches(_ path: String) -> Bool { route(for: path) != nil }
+  /// Whether `path` is `/` or has no empty segment (`//`, a trailing `/`). Hummingbird's router
+  /// skips empty segments; the service's paths have none, so such a path is a 404.
+  static func hasNoEmptySegment(_ path: String) -> Bool {
+    path == "/" || (!path.contains("//") && !path.hasSuffix("/"))
+  }
 
   /// Whether the route needs a signature under `configuration`: custom text when there is a key,
   /// every image endpoint when all must be signed.
@@ -261,68 +203,6 @@ enum Routes {
         accepted.isEmpty
           ? "unknown parameter '\(name)': \(route.path) takes none"
           : "unknown parameter '\(name)': \(route.path) takes \(list)")
-    }
-  }
-}
-
-/// Registers every route of ``Routes/all`` on a router, each answered by its handler.
-struct ServiceRoutes<Renderer: CardRendering> {
-  let service: CardService<Renderer>
-
-  func add(to router: Router<BasicRequestContext>) {
-    let cards = CardRoutes(service: service)
-    let info = InfoRoutes(service: service)
-    let feeds = FeedRoutes(service: service)
-    let pages = PageRoutes(service: service)
-    // Routes that share a router path (/cards/{quote}.{format} and /cards/{quote}) share one
-    // registration, which picks the route whose template matches.
-    var groups: [(String, [Routes.Route])] = []
-    for route in Routes.all {
-      if let index = groups.firstIndex(where: { $0.0 == route.routerPath }) {
-        groups[index].1.append(route)
-      } else {
-        groups.append((route.routerPath, [route]))
-      }
-    }
-    for (path, routes) in groups {
-      router.on(RouterPath(path), method: .get) { request, context in
-        guard let (route, parameters) = Routes.route(for: request.uri.path, among: routes) else {
-          throw HTTPError(.notFound)
-        }
-        let rawQuery = request.uri.query.map { Substring($0) } ?? ""
-        // A route that takes any query (the pages) ignores it: it is not even decoded, so a link
-        // with a repeated tracking parameter or a stray `%` still opens the page.
-        let query = try QueryParameters(raw: route.query == nil ? "" : rawQuery)
-        try Routes.checkSignature(query, rawQuery: rawQuery, path: request.uri.path, for: route, service.configuration)
-        try Routes.checkQuery(query, for: route)
-        let format = parameters["format"]
-        switch route.operation {
-        case .randomCard, .randomCardNegotiated: return try await cards.random(request, query, pathFormat: format)
-        case .catalogCard, .catalogCardNegotiated:
-          return try await cards.stable(request, query, quote: parameters["quote"] ?? "", pathFormat: format)
-        case .customCard: return try await cards.custom(request, query, pathFormat: format)
-        case .customCardReport: return try await cards.customReport(request, query)
-        case .catalogCardReport: return try await cards.stableReport(request, query, quote: parameters["quote"] ?? "")
-        case .todayCard, .todayCardNegotiated: return try await cards.today(request, query, pathFormat: format)
-        case .listQuotes: return try await info.quotes(request, query)
-        case .getQuote: return try info.quote(parameters["index"] ?? "", request)
-        case .health: return try info.health()
-        case .metrics: return info.metrics()
-        case .openAPI: return try info.openAPI()
-        case .page:
-          // The page asks for cards of any size: it cannot sign them.
-          guard !service.configuration.signsAllImages else {
-            throw ServiceError(.notFound, "no page: this server answers signed image URLs only")
-          }
-          return try pages.today(request, path: "/")
-        case .todayPage: return try pages.today(request, path: "/q/today")
-        case .quotePage: return try pages.quote(request, parameters["quote"] ?? "")
-        case .faviconSVG: return pages.faviconSVG()
-        case .faviconICO: return pages.faviconICO()
-        case .calendar: return try feeds.calendar(request)
-        case .feed: return try feeds.feed(request)
-        }
-      }
     }
   }
 }

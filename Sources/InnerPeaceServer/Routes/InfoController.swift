@@ -6,10 +6,26 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 
-/// JSON about the catalog, health, metrics, the API description and the page. The router
-/// registers them from ``Routes/all``.
-struct InfoRoutes<Renderer: CardRendering> {
+/// JSON about the catalog, health, metrics and the API description.
+struct InfoController<Renderer: CardRendering> {
   let service: CardService<Renderer>
+
+  /// Registers the endpoints' routes from ``RouteTable``.
+  func addRoutes(to router: some RouterMethods<BasicRequestContext>) {
+    let configuration = service.configuration
+    router.get(.listQuotes, configuration: configuration) { request, _, match in try await quotes(request, match.query)
+    }
+    router.get(.getQuote, configuration: configuration) { request, context, _ in
+      let index = try context.parameters.wholeNumber(
+        "index",
+        orNotFound:
+          "no quote '\(context.parameters.get("index") ?? "")': the catalog has \(service.catalog.quotes.count)")
+      return try quote(index, request)
+    }
+    router.get(.health, configuration: configuration) { _, _, _ in try health() }
+    router.get(.metrics, configuration: configuration) { _, _, _ in metrics() }
+    router.get(.openAPI, configuration: configuration) { _, _, _ in try openAPI() }
+  }
 
   /// Quotes in a page of `/quotes` when `limit` is not given.
   static var defaultPageSize: Int { 1_000 }
@@ -41,8 +57,7 @@ struct InfoRoutes<Renderer: CardRendering> {
       try ServiceJSON.encode((offset..<end).map { quoteObject($0, origin: origin) })
     }
     var headers: HTTPFields = [
-      .contentType: "application/json; charset=utf-8", .contentLength: String(body.readableBytes),
-      .eTag: etag, .cacheControl: cacheControl,
+      .contentType: "application/json; charset=utf-8", .eTag: etag, .cacheControl: cacheControl,
     ]
     headers[.link] = next
     return Response(status: .ok, headers: headers, body: .init(byteBuffer: body))
@@ -54,7 +69,7 @@ struct InfoRoutes<Renderer: CardRendering> {
     throws(ServiceError) -> Int?
   {
     guard let text = query[name] else { return nil }
-    guard let value = CardOptions.wholeNumber(text), range.contains(value) else {
+    guard let value = WholeNumber(text)?.value, range.contains(value) else {
       let upper = range.upperBound == Int.max ? "" : " to \(range.upperBound)"
       throw .badParameter(name, "\(name) must be a whole number from \(range.lowerBound)\(upper)")
     }
@@ -62,10 +77,10 @@ struct InfoRoutes<Renderer: CardRendering> {
   }
 
   /// `/quotes/{index}`
-  func quote(_ text: String, _ request: Request) throws -> Response {
-    guard let index = Int(text), String(index) == text, service.catalog.quotes.indices.contains(index) else {
+  func quote(_ index: Int, _ request: Request) throws -> Response {
+    guard service.catalog.quotes.indices.contains(index) else {
       throw ServiceError(
-        .notFound, parameter: "index", "no quote '\(text)': the catalog has \(service.catalog.quotes.count)")
+        .notFound, parameter: "index", "no quote '\(index)': the catalog has \(service.catalog.quotes.count)")
     }
     var response = try json(quoteObject(index, origin: service.links.origin(of: request)))
     response.headers[.cacheControl] = service.links.cacheControl("public, max-age=300")
@@ -107,7 +122,7 @@ struct InfoRoutes<Renderer: CardRendering> {
   private func json(_ value: some Encodable) throws -> Response {
     let data = try ServiceJSON.encode(value)
     return Response(
-      status: .ok, headers: [.contentType: "application/json; charset=utf-8", .contentLength: String(data.count)],
+      status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
       body: .init(byteBuffer: ByteBuffer(bytes: data)))
   }
 
@@ -115,7 +130,7 @@ struct InfoRoutes<Renderer: CardRendering> {
     let buffer = ByteBuffer(string: body)
     return Response(
       status: .ok,
-      headers: [.contentType: type, .contentLength: String(buffer.readableBytes), .cacheControl: cacheControl],
+      headers: [.contentType: type, .cacheControl: cacheControl],
       body: .init(byteBuffer: buffer))
   }
 }
