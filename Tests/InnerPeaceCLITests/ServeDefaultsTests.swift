@@ -16,7 +16,7 @@ import Testing
       ("--background-cache-mb", "\(configuration.backgroundCacheMegabytes)"),
       ("--worker-memory-mb", "\(configuration.workerMemoryMegabytes)"),
       ("--render-megapixels", "\(configuration.renderMegapixels)"),
-      ("--time-zone", configuration.timeZone.identifier), ("--reminder-hour", "\(configuration.reminderHour)"),
+      ("--reminder-hour", "\(configuration.reminderHour)"),
       ("--idle-timeout", "\(configuration.idleTimeoutSeconds)"),
       ("--render-timeout", "\(configuration.renderTimeoutSeconds)"),
       ("--header-timeout", seconds(configuration.headerTimeoutSeconds)),
@@ -41,6 +41,7 @@ import Testing
     for ((flag, value), (_, expected)) in zip(Self.values(configured), Self.values(defaults)) {
       #expect(value == expected, "serve \(flag) defaults to \(value), the configuration to \(expected)")
     }
+    #expect(configured.timeZone == defaults.timeZone)
     #expect(configured.concurrency == defaults.concurrency && configured.queueDepth == defaults.queueDepth)
     #expect(configured.maxConnectionsPerClient == nil && configured.maxRendersPerClient == nil)
     #expect(configured.maxQueuedPerClient == nil && configured.publicURL == nil && configured.allowedHosts.isEmpty)
@@ -53,12 +54,18 @@ import Testing
     let start = try #require(readme.range(of: "## `innerpeace serve`"), "README.md has no serve section")
     let end = try #require(readme.range(of: "\n## ", range: start.upperBound..<readme.endIndex))
     let rows = readme[start.upperBound..<end.lowerBound].split(separator: "\n").filter { $0.hasPrefix("| `--") }
-    for (flag, value) in Self.values(ServerConfiguration()) {
+    /// The first backquoted word of the default column of `flag`'s row.
+    func stated(_ flag: String) throws -> String {
       let row = rows.first { $0.hasPrefix("| `\(flag)`") || $0.hasPrefix("| `\(flag) ") }
       let columns = try #require(row, "README.md's serve options have no \(flag)").split(separator: "|")
-      #expect(
-        columns.count >= 2 && columns[1].trimmingCharacters(in: .whitespaces).hasPrefix("`\(value)`"),
-        "README.md: \(flag)'s default is not `\(value)`: \(row ?? "")")
+      let column = columns.count >= 2 ? columns[1].trimmingCharacters(in: .whitespaces) : ""
+      return column.hasPrefix("`") ? String(column.dropFirst().prefix { $0 != "`" }) : column
     }
+    let defaults = ServerConfiguration()
+    for (flag, value) in Self.values(defaults) {
+      #expect(try stated(flag) == value, "README.md: \(flag)'s default is not `\(value)`")
+    }
+    // Foundation names UTC `GMT`: the README's zone is compared as a zone.
+    #expect(TimeZone(identifier: try stated("--time-zone")) == defaults.timeZone, "README.md: --time-zone")
   }
 }

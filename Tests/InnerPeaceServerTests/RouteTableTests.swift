@@ -131,8 +131,8 @@ import Testing
     #expect(items.last?.query == [])
   }
 
-  /// Each route's example is served by that route (200, counted under the route's template),
-  /// HEAD answers like GET, and another method is a 405 with `Allow`.
+  /// Each route's example is served by that route (200, counted under the route's template, with
+  /// one Content-Length), HEAD answers like GET, and another method is a 405 with `Allow`.
   @Test func everyRouteServesItsExample() async throws {
     try await withRouter(renderer: CannedRenderer(base: try realRenderer())) { client, service in
       for route in RouteTable.all {
@@ -142,8 +142,13 @@ import Testing
         let count = metricValue(
           exposition, "innerpeace_http_requests_total", labels: ["route": route.path, "status": "200"])
         #expect(count == 1, "GET \(route.example) is counted under \(route.path)")
+        // One Content-Length, Hummingbird's, from the body (no route sets it by hand).
+        #expect(reply.headerValues("Content-Length") == [String(reply.body.count)], "GET \(route.example)")
         let head = try await client.request(route.example, method: .head)
         #expect(head.status == 200 && head.body.isEmpty, "HEAD \(route.example) → \(head)")
+        if route.operation != .metrics {
+          #expect(head.headerValues("Content-Length") == [String(reply.body.count)], "HEAD \(route.example)")
+        }
         let post = try await client.request(route.example, method: .post)
         expectError(post, status: 405)
         #expect(post.header("Allow") == "GET, HEAD", "POST \(route.example)")

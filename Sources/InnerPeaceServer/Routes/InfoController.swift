@@ -13,7 +13,8 @@ struct InfoController<Renderer: CardRendering> {
   /// Registers the endpoints' routes from ``RouteTable``.
   func addRoutes(to router: some RouterMethods<BasicRequestContext>) {
     let configuration = service.configuration
-    router.get(.listQuotes, configuration: configuration) { request, _, match in try await quotes(request, match.query)
+    router.get(.listQuotes, configuration: configuration) { request, _, match in
+      try await quotes(request, match.query)
     }
     router.get(.getQuote, configuration: configuration) { request, context, _ in
       let index = try context.parameters.wholeNumber(
