@@ -204,7 +204,9 @@ import Testing
     #expect(RouteTable.template(forEndpoint: "NotFound") == nil)
     let known: [(String, Bool)] = [
       ("/random.png", true), ("/random.jpeg", true), ("/random", true), ("/random.gif", false), ("/random.", false),
-      ("/cards/3.jpeg", true), ("/cards/3", true), ("/cards/3.png/x", false), ("/cards/", false), ("/card", false),
+      ("/cards/3.jpeg", true), ("/cards/3", true), ("/cards/3.png/x", false), ("/cards/", false),
+      ("/cards/x.png", false), ("/cards/0.PNG", false), ("/cards/3.5.png", false), ("/quotes/x", false),
+      ("/q/x", false), ("/card", false),
       ("/card.webp", true), ("/today", true), ("/quotes/7", true), ("/", true), ("//", false), ("/nope", false),
     ]
     for (path, isKnown) in known {

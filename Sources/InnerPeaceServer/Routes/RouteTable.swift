@@ -140,16 +140,31 @@ enum RouteTable {
     uniqueKeysWithValues: all.flatMap { route in route.registrations.map { ($0.path.description, route.path) } })
 
   /// Whether some route's registered path matches `path` (with another method, that is a 405, not
-  /// a 404), each segment compared as Hummingbird's router compares it.
+  /// a 404): each segment as Hummingbird's router compares it, and each parameter's value a
+  /// ``InnerPeace/WholeNumber`` (every path parameter of the service is a catalog index), so
+  /// `/cards/x.png` and `/cards/0.PNG` are no path of the service.
   @Sendable static func isKnownPath(_ path: String) -> Bool {
     guard hasNoEmptySegment(path) else { return false }
     let segments = path == "/" ? [] : path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
     return all.contains { route in
       route.registrations.contains { registration in
         let elements = registration.path.components
-        return elements.count == segments.count && zip(elements, segments).allSatisfy { $0 ~= $1 }
+        return elements.count == segments.count
+          && zip(elements, segments).allSatisfy { element, segment in
+            element ~= segment && parameterValue(segment, of: element).map { WholeNumber(String($0)) != nil } ?? true
+          }
       }
     }
+  }
+
+  /// The part of `segment` an element's parameter captures (`3` of `3.png` for `{quote}.png`), or
+  /// `nil` for a literal element.
+  private static func parameterValue(_ segment: Substring, of element: RouterPath.Element) -> Substring? {
+    let pattern = element.description
+    guard let open = pattern.firstIndex(of: "{"), let close = pattern.firstIndex(of: "}") else { return nil }
+    let prefix = pattern.distance(from: pattern.startIndex, to: open)
+    let suffix = pattern.distance(from: close, to: pattern.endIndex) - 1
+    return segment.dropFirst(prefix).dropLast(suffix)
   }
 
   /// Whether `path` is `/` or has no empty segment (`//`, a trailing `/`). Hummingbird's router
