@@ -71,7 +71,7 @@ public func buildRouter<Renderer: CardRendering>(service: CardService<Renderer>)
   // HEAD answers like GET without the body (RFC 9110 §9.1), for every route.
   let router = Router(context: BasicRequestContext.self, options: .autoGenerateHeadEndpoints)
   router.add(middleware: RequestLogMiddleware(metrics: service.metrics))
-  router.add(middleware: JSONErrorMiddleware(knownPath: RouteTable.isKnownPath))
+  router.add(middleware: JSONErrorMiddleware())
   router.add(middleware: HostMiddleware(links: service.links))
   CardController(service: service).addRoutes(to: router)
   InfoController(service: service).addRoutes(to: router)

@@ -1,4 +1,3 @@
-import Foundation
 import InnerPeace
 
 /// The card options every image endpoint takes: preset (or w and h), format, align, author,

@@ -17,11 +17,7 @@ struct InfoController<Renderer: CardRendering> {
       try await quotes(request, match.query)
     }
     router.get(.getQuote, configuration: configuration) { request, context, _ in
-      let index = try context.parameters.wholeNumber(
-        "index",
-        orNotFound:
-          "no quote '\(context.parameters.get("index") ?? "")': the catalog has \(service.catalog.quotes.count)")
-      return try quote(index, request)
+      try quote(context.parameters.get("index") ?? "", request)
     }
     router.get(.health, configuration: configuration) { _, _, _ in try health() }
     router.get(.metrics, configuration: configuration) { _, _, _ in metrics() }
@@ -78,10 +74,10 @@ struct InfoController<Renderer: CardRendering> {
   }
 
   /// `/quotes/{index}`
-  func quote(_ index: Int, _ request: Request) throws -> Response {
-    guard service.catalog.quotes.indices.contains(index) else {
+  func quote(_ text: String, _ request: Request) throws -> Response {
+    guard let index = WholeNumber(text)?.value, service.catalog.quotes.indices.contains(index) else {
       throw ServiceError(
-        .notFound, parameter: "index", "no quote '\(index)': the catalog has \(service.catalog.quotes.count)")
+        .notFound, parameter: "index", "no quote '\(text)': the catalog has \(service.catalog.quotes.count)")
     }
     var response = try json(quoteObject(index, origin: service.links.origin(of: request)))
     response.headers[.cacheControl] = service.links.cacheControl("public, max-age=300")

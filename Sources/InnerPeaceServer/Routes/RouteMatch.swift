@@ -1,9 +1,8 @@
 import Hummingbird
 import InnerPeace
 
-/// What a route's handler is given besides the request and its context: the route the router
-/// matched, its query (decoded, its names and any signature checked) and the extension its path
-/// names.
+/// What a route's handler is given besides the request and its context: its route, its query
+/// (decoded, names and any signature checked) and the extension its path names.
 struct RouteMatch: Sendable {
   let route: RouteTable.Route
   let query: QueryParameters
@@ -12,11 +11,10 @@ struct RouteMatch: Sendable {
 }
 
 extension RouterMethods {
-  /// Registers the route of `operation` from ``RouteTable`` (once per format its path may name,
-  /// so that each request is labelled by the template it matched). Before `handler` answers, the
-  /// query is decoded (not at all for a route that takes any query: the page ignores it, even a
-  /// stray `%`), its signature checked and its names checked against the route's. A path with an
-  /// empty segment (which Hummingbird's router skips) is a 404.
+  /// Registers the route of `operation` from ``RouteTable``, once per format its path may name (so
+  /// each request is labelled by its template). Before `handler` answers, the query is decoded (not
+  /// for a route taking any query: the page ignores even a stray `%`), its signature and names
+  /// checked. A path with an empty segment (Hummingbird's router skips them) is a 404.
   @discardableResult
   func get(
     _ operation: RouteTable.Operation, configuration: ServerConfiguration,
@@ -24,7 +22,7 @@ extension RouterMethods {
   ) -> Self {
     let route = RouteTable.route(operation)
     for (path, format) in route.registrations {
-      on(path, method: route.method) { request, context in
+      on(path, method: .get) { request, context in
         guard RouteTable.hasNoEmptySegment(request.uri.path) else { throw HTTPError(.notFound) }
         let rawQuery = request.uri.query.map { Substring($0) } ?? ""
         let query = try QueryParameters(raw: route.query == nil ? "" : rawQuery)

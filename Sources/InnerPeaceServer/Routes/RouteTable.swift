@@ -1,5 +1,3 @@
-import Foundation
-import HTTPTypes
 import Hummingbird
 import InnerPeace
 
@@ -28,10 +26,9 @@ enum RouteTable {
     case text
   }
 
-  /// One endpoint: method, OpenAPI path template, what it answers and the query it takes.
+  /// One endpoint (a GET, and so a HEAD): OpenAPI path template, what it answers and the query it takes.
   struct Route: Sendable {
     let operation: Operation
-    let method: HTTPRequest.Method
     /// The OpenAPI path template, e.g. `/cards/{quote}.{format}`: the label of its metrics and logs.
     let path: String
     let kind: Kind
@@ -47,7 +44,6 @@ enum RouteTable {
       _ operation: Operation, _ path: String, _ kind: Kind, query: Set<String>?, example: String, answers: String
     ) {
       self.operation = operation
-      method = .get
       self.path = path
       self.kind = kind
       self.answers = answers
