@@ -58,15 +58,7 @@ struct CardOptions {
     } else if let name = query["preset"] {
       preset = try Self.preset(name)
     }
-    let qualityText = query["quality"]
-    if let qualityText {
-      guard let value = WholeNumber(qualityText)?.value, Self.qualityRange.contains(value) else {
-        throw .badParameter(
-          "quality",
-          "quality must be a whole number from \(Self.qualityRange.lowerBound) to \(Self.qualityRange.upperBound)")
-      }
-      quality = value
-    }
+    quality = try query.wholeNumber("quality", in: Self.qualityRange)
     let named = try query["format"].map { name throws(ServiceError) in
       guard RouteTable.pathFormats.contains(name) else {
         throw .badParameter("format", "unknown format '\(name)': use png, jpg, jpeg or webp")
