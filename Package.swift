@@ -143,7 +143,9 @@ let package = Package(
     ),
     .testTarget(
       name: "InnerPeaceCLITests",
-      dependencies: ["InnerPeace", .product(name: "Crypto", package: "swift-crypto")],
+      dependencies: [
+        "InnerPeace", "InnerPeaceCLI", "InnerPeaceServer", .product(name: "Crypto", package: "swift-crypto"),
+      ],
       swiftSettings: swiftSettings
     ),
   ]

@@ -148,7 +148,7 @@ struct BatchCommand: ParsableCommand {
     let isolated = IsolatedRenderer(
       workers: max(1, workers),
       launch: RenderWorkerCommand.launch(
-        catalog: self.catalog.catalog, backgroundCacheMegabytes: ServeCommand.defaultBackgroundCacheMegabytes),
+        catalog: self.catalog.catalog, backgroundCacheMegabytes: ServeCommand.defaults.backgroundCacheMegabytes),
       renderTimeout: .seconds(renderTimeout), restingLimitBytes: defaults.workerMemoryMegabytes << 20,
       pixelBudget: renderMegapixels * 1_000_000)
     defer { isolated.shutdown() }

@@ -25,7 +25,8 @@ struct CatalogOptions: ParsableArguments {
 struct SeedOptions: ParsableArguments {
   @Option(
     parsing: .unconditional,
-    help: ArgumentHelp("Seed for the random choices; the same seed makes the same choices.", valueName: "n"))
+    help: ArgumentHelp("Seed for the random choices; the same seed makes the same choices.", valueName: "n"),
+    transform: Parse.seed)
   var seed: UInt64?
 
   /// The seed given, else `fallback`, else a random one.
@@ -65,6 +66,22 @@ enum Parse {
   }
   /// `WxH` within the size limits.
   static func size(_ text: String) throws(InnerPeaceError) -> CanvasSize { try CanvasSize(parsing: text) }
+  /// A ``InnerPeace/WholeNumber``, as the service reads its numbers: digits only, no sign, no
+  /// leading zero (a number too large for `Int` is `Int.max`, out of any range).
+  static func wholeNumber(_ text: String) throws(CommandLineError) -> Int {
+    guard let number = WholeNumber(text) else { throw .usage(notWholeNumber(text)) }
+    return number.value
+  }
+  /// A seed: a ``InnerPeace/WholeNumber`` from 0 to 2^64-1, as the service's `seed=`.
+  static func seed(_ text: String) throws(CommandLineError) -> UInt64 {
+    guard let seed = WholeNumber.exact(text, as: UInt64.self) else {
+      throw .usage(notWholeNumber(text) + " from 0 to \(UInt64.max)")
+    }
+    return seed
+  }
+  private static func notWholeNumber(_ text: String) -> String {
+    "'\(text)' is not a whole number (digits only, no sign, no leading zero)"
+  }
   /// `I/N`.
   static func shard(_ text: String) throws(BatchPlanError) -> Shard { try Shard(parsing: text) }
 

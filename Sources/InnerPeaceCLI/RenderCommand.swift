@@ -36,7 +36,8 @@ struct RenderCommand: ParsableCommand {
   var size: CanvasSize?
 
   @Option(
-    parsing: .unconditional, help: ArgumentHelp("The catalog quote to use (0-based index).", valueName: "index"))
+    parsing: .unconditional, help: ArgumentHelp("The catalog quote to use (0-based index).", valueName: "index"),
+    transform: Parse.wholeNumber)
   var quote: Int?
 
   @Option(

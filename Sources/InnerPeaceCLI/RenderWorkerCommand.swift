@@ -17,7 +17,7 @@ struct RenderWorkerCommand: ParsableCommand {
   @Option(
     name: .customLong("background-cache-mb"),
     help: ArgumentHelp("Memory for decoded, scaled photos, in MiB.", valueName: "MiB"))
-  var backgroundCacheMegabytes = ServeCommand.defaultBackgroundCacheMegabytes
+  var backgroundCacheMegabytes = ServeCommand.defaults.backgroundCacheMegabytes
 
   @Option(
     name: .customLong("catalog-fixed-since"),

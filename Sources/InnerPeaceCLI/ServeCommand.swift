@@ -34,11 +34,14 @@ struct ServeCommand: AsyncParsableCommand {
       """,
   )
 
+  /// The defaults of every option: the configuration's own, written in one place.
+  static let defaults = ServerConfiguration()
+
   @Option(help: ArgumentHelp("Address to listen on.", valueName: "address"))
-  var host = "127.0.0.1"
+  var host = ServeCommand.defaults.host
 
   @Option(help: ArgumentHelp("Port to listen on (0 picks a free one).", valueName: "port"))
-  var port = 8080
+  var port = ServeCommand.defaults.port
 
   @OptionGroup var catalog: CatalogOptions
 
@@ -53,16 +56,13 @@ struct ServeCommand: AsyncParsableCommand {
   @Option(
     name: .customLong("cache-mb"),
     help: ArgumentHelp("Memory for rendered cards, in MiB (0: no cache).", valueName: "MiB"))
-  var cacheMegabytes = 32
+  var cacheMegabytes = ServeCommand.defaults.cacheMegabytes
 
   @Option(
     name: .customLong("background-cache-mb"),
     help: ArgumentHelp(
       "Memory for decoded, scaled photos in each render worker, in MiB (0: no cache).", valueName: "MiB"))
-  var backgroundCacheMegabytes = ServeCommand.defaultBackgroundCacheMegabytes
-
-  /// Per worker: the scaled photos of every bundled picture at og.
-  static let defaultBackgroundCacheMegabytes = 32
+  var backgroundCacheMegabytes = ServeCommand.defaults.backgroundCacheMegabytes
 
   @Option(
     name: .customLong("worker-memory-mb"),
@@ -71,13 +71,13 @@ struct ServeCommand: AsyncParsableCommand {
       Memory a render worker may hold between renders, its background cache included, in MiB; \
       past it the worker is replaced.
       """, valueName: "MiB"))
-  var workerMemoryMegabytes = 72
+  var workerMemoryMegabytes = ServeCommand.defaults.workerMemoryMegabytes
 
   @Option(
     name: .customLong("render-megapixels"),
     help: ArgumentHelp(
       "Megapixels of cards rendered at once; a card that would pass it waits its turn.", valueName: "n"))
-  var renderMegapixels = 20
+  var renderMegapixels = ServeCommand.defaults.renderMegapixels
 
   @Option(
     name: .customLong("public-url"),
@@ -117,27 +117,27 @@ struct ServeCommand: AsyncParsableCommand {
     name: .customLong("reminder-hour"),
     help: ArgumentHelp(
       "The local hour (0 to 23, in --time-zone) of the daily reminder in /calendar.ics.", valueName: "hour"))
-  var reminderHour = 10
+  var reminderHour = ServeCommand.defaults.reminderHour
 
   @Option(
     name: .customLong("idle-timeout"),
     help: ArgumentHelp("Seconds before an idle connection is closed.", valueName: "seconds"))
-  var idleTimeout = 30
+  var idleTimeout = ServeCommand.defaults.idleTimeoutSeconds
 
   @Option(
     name: .customLong("render-timeout"),
     help: ArgumentHelp("Seconds one render may take before its worker is killed.", valueName: "seconds"))
-  var renderTimeout = 30
+  var renderTimeout = ServeCommand.defaults.renderTimeoutSeconds
 
   @Option(
     name: .customLong("log-level"),
     help: ArgumentHelp("The least important level of log line written.", valueName: "level"))
-  var logLevel: Logger.Level = .info
+  var logLevel = ServeCommand.defaults.logLevel
 
   @Option(
     name: .customLong("log-format"),
     help: ArgumentHelp("Log lines as text, or as json (one object per line).", valueName: "format"))
-  var logFormat: LogFormat = .text
+  var logFormat = ServeCommand.defaults.logFormat
 
   @Flag(
     name: .customLong("in-process"),
@@ -147,24 +147,24 @@ struct ServeCommand: AsyncParsableCommand {
   @Option(
     name: .customLong("header-timeout"),
     help: ArgumentHelp("Seconds a request head may take, first byte to last.", valueName: "seconds"))
-  var headerTimeout = 10.0
+  var headerTimeout = ServeCommand.defaults.headerTimeoutSeconds
 
   @Option(
     name: .customLong("body-timeout"),
     help: ArgumentHelp("Seconds a request body may take after its head.", valueName: "seconds"))
-  var bodyTimeout = 30.0
+  var bodyTimeout = ServeCommand.defaults.bodyTimeoutSeconds
 
   @Option(
     name: .customLong("write-timeout"),
     help: ArgumentHelp(
       "Seconds a response may wait without the client taking a byte before the connection closes.", valueName: "seconds"
     ))
-  var writeTimeout = 30.0
+  var writeTimeout = ServeCommand.defaults.writeTimeoutSeconds
 
   @Option(
     name: .customLong("max-connections"),
     help: ArgumentHelp("Connections served at once; past it a new one gets an immediate 503.", valueName: "n"))
-  var maxConnections = 1024
+  var maxConnections = ServeCommand.defaults.maxConnections
 
   @Option(
     name: .customLong("max-connections-per-client"),
@@ -191,7 +191,7 @@ struct ServeCommand: AsyncParsableCommand {
   @Option(
     name: .customLong("drain-timeout"),
     help: ArgumentHelp("Seconds SIGTERM waits for responses in flight to reach their clients.", valueName: "seconds"))
-  var drainTimeout = 30.0
+  var drainTimeout = ServeCommand.defaults.drainTimeoutSeconds
 
   func run() async throws {
     let configuration = try makeConfiguration()

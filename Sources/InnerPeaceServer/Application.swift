@@ -71,9 +71,12 @@ public func buildRouter<Renderer: CardRendering>(service: CardService<Renderer>)
   // HEAD answers like GET without the body (RFC 9110 §9.1), for every route.
   let router = Router(context: BasicRequestContext.self, options: .autoGenerateHeadEndpoints)
   router.add(middleware: RequestLogMiddleware(metrics: service.metrics))
-  router.add(middleware: JSONErrorMiddleware(knownPath: { Routes.matches($0) }))
+  router.add(middleware: JSONErrorMiddleware())
   router.add(middleware: HostMiddleware(links: service.links))
-  ServiceRoutes(service: service).add(to: router)
+  CardController(service: service).addRoutes(to: router)
+  InfoController(service: service).addRoutes(to: router)
+  FeedController(service: service).addRoutes(to: router)
+  PageController(service: service).addRoutes(to: router)
   return router
 }
 

@@ -3,7 +3,10 @@ import HTTPTypes
 import Hummingbird
 import Logging
 
-/// One structured log line and one metrics count per request, with the final status.
+/// One structured log line and one metrics count per request, with the final status, both
+/// labelled by the template of the route the request matched (``RouteTable/template(forEndpoint:)``:
+/// `/cards/{quote}.{format}`, `/cards/{quote}`, `/random.{format}`), or ``unmatchedLabel``: never
+/// by the raw path, so the label set stays bounded.
 struct RequestLogMiddleware: RouterMiddleware {
   typealias Context = BasicRequestContext
   let metrics: ServerMetrics
@@ -14,10 +17,11 @@ struct RequestLogMiddleware: RouterMiddleware {
     let started = ContinuousClock.now
     // Known before the responder runs when the router has matched: a request the connection
     // gives up on before its answer (a body too slow) is still logged with its route.
-    if let route = context.endpointPath { RequestRecord.current?.route = route }
+    let matched = context.endpointPath.flatMap(RouteTable.template(forEndpoint:))
+    if let matched { RequestRecord.current?.route = matched }
     let response = try await next(request, context)
     let elapsed = ContinuousClock.now - started
-    let route = context.endpointPath ?? "unmatched"
+    let route = matched ?? Self.unmatchedLabel
     metrics.recordRequest(route: route, status: response.status.code, duration: elapsed)
     if let record = RequestRecord.current {
       // On a live connection the line is written once the last byte is in the socket, with the
@@ -35,6 +39,9 @@ struct RequestLogMiddleware: RouterMiddleware {
       ])
     return response
   }
+
+  /// The label of a request the router matched no route for (or a method it does not serve).
+  static let unmatchedLabel = "unmatched"
 }
 
 /// Turns every error into a JSON response: service errors as they are, Hummingbird's 404 for an
@@ -42,8 +49,6 @@ struct RequestLogMiddleware: RouterMiddleware {
 /// whose body says nothing of the cause (the cause goes to the log). Also refuses over-long URIs.
 struct JSONErrorMiddleware: RouterMiddleware {
   typealias Context = BasicRequestContext
-  /// Paths (and path shapes) that exist for GET.
-  let knownPath: @Sendable (String) -> Bool
 
   func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
     -> Response
@@ -56,7 +61,7 @@ struct JSONErrorMiddleware: RouterMiddleware {
     } catch let error as ServiceError {
       return try error.response(from: request, context: context)
     } catch let error as HTTPError where error.status == .notFound {
-      if request.method != .get && request.method != .head && knownPath(request.uri.path) {
+      if request.method != .get && request.method != .head && RouteTable.isKnownPath(request.uri.path) {
         var refusal = ServiceError(.methodNotAllowed, "only GET and HEAD are allowed here")
         refusal.headers[.allow] = "GET, HEAD"
         return try refusal.response(from: request, context: context)

@@ -25,7 +25,6 @@ public struct ServiceError: HTTPResponseError, Sendable {
     let data = try ServiceJSON.encode(ErrorBody(error: .init(message: message, parameter: parameter)))
     var fields = headers
     fields[.contentType] = "application/json; charset=utf-8"
-    fields[.contentLength] = String(data.count)
     fields[.cacheControl] = "no-store"
     return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: data)))
   }

@@ -194,7 +194,7 @@ import Testing
   // MARK: OpenAPI
 
   /// Every route the router serves, as an example request path: the route table's examples.
-  static let servedExamples: [String] = Routes.all.map { path(of: $0.example) }
+  static let servedExamples: [String] = RouteTable.all.map { path(of: $0.example) }
 
   /// The path keys under `paths:`: lines `  /path:`.
   static func documentedPaths(_ yaml: String) -> [String] {

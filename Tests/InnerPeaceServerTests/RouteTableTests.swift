@@ -7,7 +7,7 @@ import Testing
 
 @testable import InnerPeaceServer
 
-/// The route table (`Routes.all`) against the router, the 405 handling and `/openapi.yaml`; the
+/// The route table (`RouteTable.all`) against the router, the 405 handling and `/openapi.yaml`; the
 /// strict parameters; the `Accept`-chosen formats and `quality`.
 @Suite struct RouteTableTests {
   // MARK: The document, read without a YAML library
@@ -75,15 +75,15 @@ import Testing
   /// parameters, and the document has no other path.
   @Test func documentIsTheRouteTable() throws {
     let documented = Self.documentedPaths(try Self.document)
-    #expect(documented.map(\.path) == Routes.all.map(\.path), "the document's paths, in the table's order")
-    for route in Routes.all {
+    #expect(documented.map(\.path) == RouteTable.all.map(\.path), "the document's paths, in the table's order")
+    for route in RouteTable.all {
       guard let item = documented.first(where: { $0.path == route.path }) else { continue }
       #expect(item.operationId == route.operation.rawValue, "\(route.path)")
       #expect(item.query == route.query ?? [], "\(route.path): documented query \(item.query.sorted())")
       let pathParameters = Set(route.path.matches(of: #/\{(\w+)\}/#).map { String($0.1) })
       #expect(item.pathParameters == pathParameters, "\(route.path)")
     }
-    #expect(Set(Routes.all.map(\.operation)) == Set(Routes.Operation.allCases), "every operation has a route")
+    #expect(Set(RouteTable.all.map(\.operation)) == Set(RouteTable.Operation.allCases), "every operation has a route")
   }
 
   /// The document's `info.version` and licence are the package's: `InnerPeaceVersion.current`
@@ -131,17 +131,24 @@ import Testing
     #expect(items.last?.query == [])
   }
 
-  /// Each route's example is served by that route (200), HEAD answers like GET, and another
-  /// method is a 405 with `Allow`.
+  /// Each route's example is served by that route (200, counted under the route's template, with
+  /// one Content-Length), HEAD answers like GET, and another method is a 405 with `Allow`.
   @Test func everyRouteServesItsExample() async throws {
-    try await withRouter(renderer: CannedRenderer(base: try realRenderer())) { client, _ in
-      for route in Routes.all {
-        let (matched, _) = try #require(Routes.route(for: path(of: route.example)), "\(route.example)")
-        #expect(matched.operation == route.operation, "\(route.example) is matched by \(matched.path)")
+    try await withRouter(renderer: CannedRenderer(base: try realRenderer())) { client, service in
+      for route in RouteTable.all {
         let reply = try await client.get(route.example)
         #expect(reply.status == 200, "GET \(route.example) → \(reply)")
+        let exposition = String(decoding: service.metrics.exposition(), as: UTF8.self)
+        let count = metricValue(
+          exposition, "innerpeace_http_requests_total", labels: ["route": route.path, "status": "200"])
+        #expect(count == 1, "GET \(route.example) is counted under \(route.path)")
+        // One Content-Length, Hummingbird's, from the body (no route sets it by hand).
+        #expect(reply.headerValues("Content-Length") == [String(reply.body.count)], "GET \(route.example)")
         let head = try await client.request(route.example, method: .head)
         #expect(head.status == 200 && head.body.isEmpty, "HEAD \(route.example) → \(head)")
+        if route.operation != .metrics {
+          #expect(head.headerValues("Content-Length") == [String(reply.body.count)], "HEAD \(route.example)")
+        }
         let post = try await client.request(route.example, method: .post)
         expectError(post, status: 405)
         #expect(post.header("Allow") == "GET, HEAD", "POST \(route.example)")
@@ -149,20 +156,62 @@ import Testing
     }
   }
 
-  @Test func templatesMatchOnlyWellFormedPaths() {
-    let matches: [(String, Routes.Operation?)] = [
-      ("/random.png", .randomCard), ("/random.jpeg", .randomCard), ("/random", .randomCardNegotiated),
-      ("/random.gif", nil), ("/random.", nil), ("/cards/3.jpeg", .catalogCard), ("/cards/3", .catalogCardNegotiated),
-      ("/cards/3.png/x", nil), ("/cards/x.png", nil), ("/cards/", nil), ("/cards/3.5.png", nil),
-      ("/card.webp", .customCard), ("/card", nil), ("/today", .todayCardNegotiated), ("/quotes/7", .getQuote),
-      ("/quotes/x", nil), ("/", .page), ("//", nil),
-    ]
-    for (path, operation) in matches {
-      #expect(Routes.route(for: path)?.0.operation == operation, "\(path)")
+  /// Metrics (and log lines, which share the label) name the template the request matched, one
+  /// per extension's registration: `/cards/1.jpg` is `/cards/{quote}.{format}`, not `/cards/{quote}`
+  /// (issue 19); an unknown path is one fixed label, never the raw path.
+  @Test func requestsAreLabelledByTheirTemplate() async throws {
+    try await withRouter(renderer: CannedRenderer(base: try realRenderer())) { client, service in
+      let cases: [(target: String, label: String, status: Int)] = [
+        ("/cards/1.jpg", "/cards/{quote}.{format}", 200), ("/cards/1.jpeg", "/cards/{quote}.{format}", 200),
+        ("/cards/1.webp", "/cards/{quote}.{format}", 200), ("/cards/1", "/cards/{quote}", 200),
+        ("/cards/1.json", "/cards/{quote}.json", 200), ("/random.png?seed=1", "/random.{format}", 200),
+        ("/random?seed=1", "/random", 200), ("/card.jpg?text=hi", "/card.{format}", 200),
+        ("/card.json?text=hi", "/card.json", 200), ("/today.webp", "/today.{format}", 200),
+        ("/q/today", "/q/today", 200), ("/q/2", "/q/{quote}", 200), ("/quotes/2", "/quotes/{index}", 200),
+        ("/cards/x.png", "/cards/{quote}.{format}", 404), ("/quotes/x", "/quotes/{index}", 404),
+        ("/no-such-route", RequestLogMiddleware.unmatchedLabel, 404),
+        ("/random.gif", RequestLogMiddleware.unmatchedLabel, 404),
+        ("/cards/1.png/x", RequestLogMiddleware.unmatchedLabel, 404), ("//", "/", 404), ("/healthz/", "/healthz", 404),
+      ]
+      for (target, label, status) in cases {
+        let labels = ["route": label, "status": String(status)]
+        let before =
+          metricValue(
+            String(decoding: service.metrics.exposition(), as: UTF8.self), "innerpeace_http_requests_total",
+            labels: labels) ?? 0
+        let reply = try await client.get(target)
+        #expect(reply.status == status, "GET \(target) → \(reply)")
+        let after = metricValue(
+          String(decoding: service.metrics.exposition(), as: UTF8.self), "innerpeace_http_requests_total",
+          labels: labels)
+        #expect(after == before + 1, "GET \(target) is counted under \(label)")
+      }
+      let exposition = String(decoding: service.metrics.exposition(), as: UTF8.self)
+      for raw in ["/no-such-route", "/random.gif", "/cards/x.png", "/quotes/x"] {
+        #expect(!exposition.contains("route=\"\(raw)\""), "no label is a raw path: \(raw)")
+      }
     }
-    #expect(Routes.all.first { $0.path == "/cards/{quote}.{format}" }?.routerPath == "/cards/{quote}")
-    #expect(Routes.all.first { $0.path == "/random.{format}" }?.routerPath == "/random.{format}")
-    #expect(Routes.all.first { $0.path == "/" }?.routerPath == "/")
+  }
+
+  /// Every path the router registers names its table template, and only paths of the table are
+  /// known (POST to one is a 405, to anything else a 404).
+  @Test func registrationsAndKnownPaths() {
+    for route in RouteTable.all {
+      for registration in route.registrations {
+        #expect(RouteTable.template(forEndpoint: registration.path.description) == route.path, "\(registration)")
+      }
+    }
+    #expect(RouteTable.template(forEndpoint: "NotFound") == nil)
+    let known: [(String, Bool)] = [
+      ("/random.png", true), ("/random.jpeg", true), ("/random", true), ("/random.gif", false), ("/random.", false),
+      ("/cards/3.jpeg", true), ("/cards/3", true), ("/cards/3.png/x", false), ("/cards/", false),
+      ("/cards/x.png", false), ("/cards/0.PNG", false), ("/cards/3.5.png", false), ("/quotes/x", false),
+      ("/q/x", false), ("/card", false),
+      ("/card.webp", true), ("/today", true), ("/quotes/7", true), ("/", true), ("//", false), ("/nope", false),
+    ]
+    for (path, isKnown) in known {
+      #expect(RouteTable.isKnownPath(path) == isKnown, "\(path)")
+    }
   }
 
   // MARK: Strict parameters
@@ -170,7 +219,7 @@ import Testing
   /// A parameter a route does not take is a 400 naming it, on every route that checks its query.
   @Test func unknownParameterIs400NamingIt() async throws {
     try await withRouter(renderer: CannedRenderer(base: try realRenderer())) { client, _ in
-      for route in Routes.all where route.query != nil {
+      for route in RouteTable.all where route.query != nil {
         let separator = route.example.contains("?") ? "&" : "?"
         expectError(try await client.get(route.example + separator + "bogus=1"), status: 400, parameter: "bogus")
       }
@@ -185,7 +234,7 @@ import Testing
   /// (a 400 before issue 17, though the README said the query is ignored).
   @Test func pagesIgnoreAnyQuery() async throws {
     try await withRouter(renderer: CannedRenderer(base: try realRenderer())) { client, _ in
-      for route in Routes.all where route.query == nil {
+      for route in RouteTable.all where route.query == nil {
         for query in ["utm_source=a&utm_source=b", "q=100%", "x=%zz&x=%FF%FE", "=&&=", "a=%00"] {
           let path = route.example + "?" + query
           let response = try await client.get(path)
@@ -205,7 +254,7 @@ import Testing
   /// `v` and `signature` (and `quality`) are accepted on every image endpoint.
   @Test func reservedNamesAreAccepted() async throws {
     try await withRouter(renderer: CannedRenderer(base: try realRenderer())) { client, _ in
-      for route in Routes.all where route.kind == .image || route.kind == .negotiatedImage {
+      for route in RouteTable.all where route.kind == .image || route.kind == .negotiatedImage {
         let separator = route.example.contains("?") ? "&" : "?"
         let reply = try await client.get(route.example + separator + "v=0123456789ab&signature=abc")
         #expect(reply.status == 200, "\(route.example): \(reply)")

@@ -325,6 +325,8 @@ struct CatalogTests {
   @Test(arguments: [
     "0x100", "-5x100", "abcx100", "100", "5000x5000", "100x0", "199x200", "4097x200", "x100", "100x", "",
     "1600x900x2", "1600 x 900", "+1600x900", "16.5x900", "１６００x９００", "99999999999999999999x100", "4096x4097",
+    // The service's grammar, now the command line's too: a lowercase x, no leading zeros.
+    "1600X900", "0300x300", "300x0300",
   ])
   func canvasSizeRejects(text: String) {
     let error = innerPeaceError { try CanvasSize(parsing: text) }
@@ -339,7 +341,6 @@ struct CatalogTests {
     let size = try CanvasSize(parsing: "1600x900")
     #expect(size.width == 1600 && size.height == 900)
     #expect(size.description == "1600x900")
-    #expect(try CanvasSize(parsing: "1600X900") == size)
     #expect(try CanvasSize(parsing: "\(Limits.minimumSide)x\(Limits.minimumSide)").width == Limits.minimumSide)
     #expect(try CanvasSize(parsing: "\(Limits.maximumSide)x\(Limits.maximumSide)").height == Limits.maximumSide)
     #expect(Limits.maximumSide * Limits.maximumSide <= Limits.maximumPixels)
@@ -347,12 +348,20 @@ struct CatalogTests {
 
   @Test func presetParsing() throws {
     #expect(try Preset(parsing: "classic") == .classic)
-    #expect(try Preset(parsing: "OG") == .og)
+    #expect(try Preset(parsing: "og") == .og)
     #expect(try Preset(parsing: "square") == .square)
     #expect(try Preset(parsing: "story") == .story)
     #expect(try Preset(parsing: "1600x900") == .custom(try CanvasSize(width: 1600, height: 900)))
     #expect(innerPeaceError { try Preset(parsing: "huge") } == .presetUnknown("huge"))
     #expect(innerPeaceError { try Preset(parsing: "") } == .presetUnknown(""))
+    // Names as written: the service's grammar and the command line's are one.
+    for text in ["OG", "Square", " og", "300X300", "-5x300", "+300x300", "x300"] {
+      #expect(innerPeaceError { try Preset(parsing: text) } == .presetUnknown(text), "\(text)")
+    }
+    guard case .sizeInvalid? = innerPeaceError({ try Preset(parsing: "0300x300") }) else {
+      Issue.record("a WxH preset with a leading zero is a size error")
+      return
+    }
     guard case .sizeInvalid? = innerPeaceError({ try Preset(parsing: "10x10") }) else {
       Issue.record("a WxH preset out of limits is a size error")
       return

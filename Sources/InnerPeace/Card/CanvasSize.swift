@@ -21,20 +21,19 @@ public struct CanvasSize: Hashable, Sendable, CustomStringConvertible {
     self.height = height
   }
 
-  /// Parses `WxH` (for example `1600x900`), checking it against ``Limits``.
+  /// Parses `WxH` (for example `1600x900`): two ``WholeNumber``s and a lowercase `x`, checked
+  /// against ``Limits``.
   /// - Throws: ``InnerPeaceError/sizeInvalid(reason:)`` for anything else.
   public init(parsing text: String) throws(InnerPeaceError) {
-    let parts = text.lowercased().split(separator: "x", omittingEmptySubsequences: false)
+    let parts = text.split(separator: "x", omittingEmptySubsequences: false)
     guard parts.count == 2 else {
       throw .sizeInvalid(reason: "'\(text)' is not of the form WxH (e.g. 1600x900)")
     }
     func side(_ part: Substring, _ name: String) throws(InnerPeaceError) -> Int {
-      let digits = part.hasPrefix("-") ? part.dropFirst() : part
-      guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+      guard let number = WholeNumber(String(part)) else {
         throw .sizeInvalid(reason: "\(name) '\(part)' in '\(text)' is not a whole number")
       }
-      // Too many digits for Int is simply too large (or too small).
-      return Int(part) ?? (part.hasPrefix("-") ? Int.min : Int.max)
+      return number.value
     }
     try self.init(width: side(parts[0], "width"), height: side(parts[1], "height"))
   }

@@ -14,17 +14,20 @@ public enum Preset: Hashable, Sendable, CustomStringConvertible {
   /// The named presets, in the order the documentation lists them.
   public static let named: [Preset] = [.classic, .og, .square, .story]
 
-  /// Parses `classic`, `og`, `square`, `story` or `WxH`.
+  /// Parses `classic`, `og`, `square`, `story` or `WxH` (``CanvasSize/init(parsing:)``), as
+  /// written: lowercase names, a lowercase `x`, plain decimal sides. The one grammar of the
+  /// command line's `--preset` and the service's `preset=`.
   /// - Throws: ``InnerPeaceError/presetUnknown(_:)`` for an unknown name, or
-  ///   ``InnerPeaceError/sizeInvalid(reason:)`` for a `WxH` out of limits.
+  ///   ``InnerPeaceError/sizeInvalid(reason:)`` for a `WxH` out of limits or not plain decimals.
   public init(parsing text: String) throws(InnerPeaceError) {
-    switch text.lowercased() {
+    switch text {
     case "classic": self = .classic
     case "og": self = .og
     case "square": self = .square
     case "story": self = .story
     default:
-      guard text.lowercased().contains("x"), text.first?.isNumber == true || text.first == "-" else {
+      guard text.contains("x"), let first = text.utf8.first, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first)
+      else {
         throw .presetUnknown(text)
       }
       self = .custom(try CanvasSize(parsing: text))

@@ -4,10 +4,47 @@ import Hummingbird
 import InnerPeace
 
 /// The image endpoints: `/random`, `/cards/{quote}`, `/card`, `/today`, each as .png, .jpg, .jpeg
-/// or .webp, and (but `/card`) without an extension, in a format chosen from `Accept`. The router
-/// registers them from ``Routes/all`` and checks the query's names before they run.
-struct CardRoutes<Renderer: CardRendering> {
+/// or .webp, and (but `/card`) without an extension, in a format chosen from `Accept`; and the
+/// cards' reports, `/cards/{quote}.json` and `/card.json`.
+struct CardController<Renderer: CardRendering> {
   let service: CardService<Renderer>
+
+  /// Registers the endpoints' routes from ``RouteTable``.
+  func addRoutes(to router: some RouterMethods<BasicRequestContext>) {
+    let configuration = service.configuration
+    for operation in [RouteTable.Operation.randomCard, .randomCardNegotiated] {
+      router.get(operation, configuration: configuration) { request, _, match in
+        try await random(request, match.query, pathFormat: match.pathFormat)
+      }
+    }
+    for operation in [RouteTable.Operation.catalogCard, .catalogCardNegotiated] {
+      router.get(operation, configuration: configuration) { request, context, match in
+        try await stable(request, match.query, quote: try Self.quote(context), pathFormat: match.pathFormat)
+      }
+    }
+    router.get(.customCard, configuration: configuration) { request, _, match in
+      try await custom(request, match.query, pathFormat: match.pathFormat)
+    }
+    router.get(.customCardReport, configuration: configuration) { request, _, match in
+      try await customReport(request, match.query)
+    }
+    router.get(.catalogCardReport, configuration: configuration) { request, context, match in
+      try await stableReport(request, match.query, quote: try Self.quote(context, report: true))
+    }
+    for operation in [RouteTable.Operation.todayCard, .todayCardNegotiated] {
+      router.get(operation, configuration: configuration) { request, _, match in
+        try await today(request, match.query, pathFormat: match.pathFormat)
+      }
+    }
+  }
+
+  /// The path's `{quote}`: a whole number, else a 404.
+  private static func quote(_ context: BasicRequestContext, report: Bool = false) throws(ServiceError) -> Int {
+    try context.parameters.wholeNumber(
+      "quote",
+      orNotFound: report
+        ? "no such card: use /cards/{quote}.json" : "no such card: use /cards/{quote}.png, .jpg, .jpeg or .webp")
+  }
 
   // MARK: Endpoints
 
@@ -16,7 +53,7 @@ struct CardRoutes<Renderer: CardRendering> {
     let options = try CardOptions(query: query, pathFormat: pathFormat, accept: request.headers[.accept])
     let seed: UInt64
     if let text = query["seed"] {
-      guard CardOptions.isWholeNumber(text), let value = UInt64(text) else {
+      guard let value = WholeNumber.exact(text, as: UInt64.self) else {
         throw ServiceError.badParameter("seed", "seed must be a whole number from 0 to \(UInt64.max)")
       }
       seed = value
@@ -36,12 +73,9 @@ struct CardRoutes<Renderer: CardRendering> {
   /// `/cards/{quote}.{format}?picture=&preset=&v=` (or `/cards/{quote}`): a stable card, immutable
   /// when `v` is the current content version; without it (or with an old one) cacheable for
   /// minutes, then revalidated.
-  func stable(_ request: Request, _ query: QueryParameters, quote: String, pathFormat: String?) async throws
+  func stable(_ request: Request, _ query: QueryParameters, quote index: Int, pathFormat: String?) async throws
     -> Response
   {
-    guard let index = Int(quote), String(index) == quote else {
-      throw ServiceError(.notFound, parameter: "quote", "no such card: use /cards/{quote}.png, .jpg, .jpeg or .webp")
-    }
     let options = try CardOptions(query: query, pathFormat: pathFormat, accept: request.headers[.accept])
     guard service.catalog.quotes.indices.contains(index) else {
       throw ServiceError.from(.quoteIndexOutOfRange(index: index, count: service.catalog.quotes.count))
@@ -90,10 +124,7 @@ struct CardRoutes<Renderer: CardRendering> {
 
   /// `/cards/{quote}.json?picture=&preset=`: the ``InnerPeace/TypesetReport`` of the catalog card
   /// `/cards/{quote}.png` draws for the same query.
-  func stableReport(_ request: Request, _ query: QueryParameters, quote: String) async throws -> Response {
-    guard let index = Int(quote), String(index) == quote else {
-      throw ServiceError(.notFound, parameter: "quote", "no such card: use /cards/{quote}.json")
-    }
+  func stableReport(_ request: Request, _ query: QueryParameters, quote index: Int) async throws -> Response {
     let options = try CardOptions(query: query, pathFormat: "png", accept: nil)
     guard service.catalog.quotes.indices.contains(index) else {
       throw ServiceError.from(.quoteIndexOutOfRange(index: index, count: service.catalog.quotes.count))
@@ -166,8 +197,7 @@ struct CardRoutes<Renderer: CardRendering> {
     return Response(
       status: .ok,
       headers: [
-        .contentType: "application/json; charset=utf-8", .contentLength: String(body.readableBytes),
-        .cacheControl: cacheControl, .eTag: etag,
+        .contentType: "application/json; charset=utf-8", .cacheControl: cacheControl, .eTag: etag,
       ],
       body: .init(byteBuffer: body))
   }
@@ -223,7 +253,6 @@ struct CardRoutes<Renderer: CardRendering> {
     // The same URL answers other formats to other Accept headers.
     if options.negotiated { headers[.vary] = "Accept" }
     headers[.contentType] = card.format.mediaType
-    headers[.contentLength] = String(card.byteCount)
     if let index = card.quoteIndex { headers[.quoteIndex] = String(index) }
     if let picture = card.picture { headers[.picture] = percentEncoded(picture) }
     headers[.fontSize] = String(card.fontSize)
@@ -243,161 +272,6 @@ struct CardRoutes<Renderer: CardRendering> {
 
   private func response(_ card: ServedCard, headers: HTTPFields) -> Response {
     Response(status: .ok, headers: headers, body: .init(byteBuffer: card.body))
-  }
-}
-
-/// The card options every image endpoint takes: preset (or w and h), format, align, author,
-/// quality. Parsed strictly: every value is one the OpenAPI document allows, or a 400 naming it.
-struct CardOptions {
-  var preset: Preset = .og
-  var format: ImageFormat = .png
-  var alignment: TextAlignment = .natural
-  var showsAuthor = true
-  /// JPEG or WebP quality, 1...100; `nil` is the encoder's default (90).
-  var quality: Int? = nil
-  /// Whether the format was chosen from `Accept` (the response then varies by it).
-  var negotiated = false
-
-  /// The range `quality` takes.
-  static let qualityRange = 1...100
-
-  /// The defaults: og, PNG, natural alignment, with the author.
-  init() {}
-
-  /// The part of a cache key these options decide.
-  var key: String {
-    "\(preset)|\(format.rawValue)|\(alignment.rawValue)|\(showsAuthor)|\(quality.map(String.init) ?? "-")"
-  }
-
-  /// - Parameters:
-  ///   - pathFormat: the path's extension, or `nil` for a URL without one (the format then comes
-  ///     from `format=`, or else from `accept`).
-  ///   - authorIsSwitch: whether `author` is the true/false switch (not on `/card`, where it is
-  ///     the author's name).
-  init(query: QueryParameters, pathFormat: String?, accept: String?, authorIsSwitch: Bool = true)
-    throws(ServiceError)
-  {
-    let width = query["w"]
-    let height = query["h"]
-    if width != nil || height != nil {
-      guard query["preset"] == nil else {
-        throw .badParameter("preset", "use either preset or w and h, not both")
-      }
-      guard let width, let height else {
-        throw .badParameter(width == nil ? "w" : "h", "w and h go together")
-      }
-      var sides: [Int] = []
-      for (name, value) in [("w", width), ("h", height)] {
-        guard let number = Self.wholeNumber(value) else {
-          throw .badParameter(name, "\(name) must be a whole number of pixels")
-        }
-        guard (Limits.minimumSide...Limits.maximumSide).contains(number) else {
-          throw .badParameter(name, "\(name) must be from \(Limits.minimumSide) to \(Limits.maximumSide) pixels")
-        }
-        sides.append(number)
-      }
-      do {
-        preset = .custom(try CanvasSize(width: sides[0], height: sides[1]))
-      } catch {
-        throw .badParameter("w", error.description)
-      }
-    } else if let name = query["preset"] {
-      preset = try Self.preset(name)
-    }
-    let qualityText = query["quality"]
-    if let qualityText {
-      guard let value = Self.wholeNumber(qualityText), Self.qualityRange.contains(value) else {
-        throw .badParameter(
-          "quality",
-          "quality must be a whole number from \(Self.qualityRange.lowerBound) to \(Self.qualityRange.upperBound)")
-      }
-      quality = value
-    }
-    let named = try query["format"].map { name throws(ServiceError) in
-      guard Routes.pathFormats.contains(name) else {
-        throw .badParameter("format", "unknown format '\(name)': use png, jpg, jpeg or webp")
-      }
-      return try! ImageFormat(parsing: name)
-    }
-    if let pathFormat {
-      let fromPath = try! ImageFormat(parsing: pathFormat)
-      if let named, named != fromPath {
-        throw .badParameter(
-          "format", "format=\(query["format"]!) contradicts the .\(pathFormat) in the path; leave format out")
-      }
-      format = fromPath
-    } else if let named {
-      format = named
-    } else {
-      // quality asks for a lossy format: PNG is then not a candidate.
-      let candidates: [ImageFormat] = quality == nil ? ImageFormat.allCases : [.jpeg, .webp]
-      guard let chosen = FormatNegotiation.choose(accept: accept, among: candidates) else {
-        throw ServiceError(
-          .notAcceptable,
-          "Accept admits none of \(candidates.map(\.mediaType).joined(separator: ", ")); or use .png, .jpg or .webp")
-      }
-      format = chosen
-      negotiated = true
-    }
-    if quality != nil && format == .png {
-      throw .badParameter("quality", "quality applies to jpeg and webp; a png is lossless")
-    }
-    switch query["align"] {
-    case nil, "natural": alignment = .natural
-    case "center": alignment = .center
-    case let other?: throw .badParameter("align", "unknown alignment '\(other)': use natural or center")
-    }
-    if authorIsSwitch {
-      showsAuthor = try Self.boolean(query, "author") ?? true
-    }
-  }
-
-  /// A boolean parameter: `true` or `false`, nothing else (`nil` when absent).
-  /// - Throws: ``ServiceError`` (400) naming the parameter for any other value.
-  static func boolean(_ query: QueryParameters, _ name: String) throws(ServiceError) -> Bool? {
-    switch query[name] {
-    case nil: nil
-    case "true": true
-    case "false": false
-    case let other?: throw .badParameter(name, "\(name) is true or false, not '\(other)'")
-    }
-  }
-
-  /// Whether `text` is a plain decimal: digits only (no sign, no spaces), no leading zero.
-  static func isWholeNumber(_ text: String) -> Bool {
-    !text.isEmpty && text.utf8.allSatisfy { (0x30...0x39).contains($0) } && (text == "0" || !text.hasPrefix("0"))
-  }
-
-  /// A plain decimal's value (``isWholeNumber(_:)``), `Int.max` when it is larger.
-  static func wholeNumber(_ text: String) -> Int? {
-    guard isWholeNumber(text) else { return nil }
-    return Int(text) ?? Int.max
-  }
-
-  /// `classic`, `og`, `square`, `story`, or `WxH` (decimal sides within the limits, a lowercase x).
-  static func preset(_ name: String) throws(ServiceError) -> Preset {
-    switch name {
-    case "classic": return .classic
-    case "og": return .og
-    case "square": return .square
-    case "story": return .story
-    default:
-      let sides = name.split(separator: "x", omittingEmptySubsequences: false).map { wholeNumber(String($0)) }
-      guard sides.count == 2, let width = sides[0], let height = sides[1] else {
-        throw .badParameter(
-          "preset", "unknown preset '\(name)': use classic, og, square, story or WxH (200x200 to 4096x4096)")
-      }
-      guard (Limits.minimumSide...Limits.maximumSide).contains(width),
-        (Limits.minimumSide...Limits.maximumSide).contains(height)
-      else {
-        throw .badParameter("preset", "a side must be from \(Limits.minimumSide) to \(Limits.maximumSide) pixels")
-      }
-      do {
-        return .custom(try CanvasSize(width: width, height: height))
-      } catch {
-        throw .badParameter("preset", error.description)
-      }
-    }
   }
 }
 

@@ -2,14 +2,25 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import InnerPeace
-import NIOConcurrencyHelpers
 import NIOCore
-import NIOPosix
 
-/// JSON about the catalog, health, metrics, the API description and the page. The router
-/// registers them from ``Routes/all``.
-struct InfoRoutes<Renderer: CardRendering> {
+/// JSON about the catalog, health, metrics and the API description.
+struct InfoController<Renderer: CardRendering> {
   let service: CardService<Renderer>
+
+  /// Registers the endpoints' routes from ``RouteTable``.
+  func addRoutes(to router: some RouterMethods<BasicRequestContext>) {
+    let configuration = service.configuration
+    router.get(.listQuotes, configuration: configuration) { request, _, match in
+      try await quotes(request, match.query)
+    }
+    router.get(.getQuote, configuration: configuration) { request, context, _ in
+      try quote(context.parameters.get("index") ?? "", request)
+    }
+    router.get(.health, configuration: configuration) { _, _, _ in try health() }
+    router.get(.metrics, configuration: configuration) { _, _, _ in metrics() }
+    router.get(.openAPI, configuration: configuration) { _, _, _ in try openAPI() }
+  }
 
   /// Quotes in a page of `/quotes` when `limit` is not given.
   static var defaultPageSize: Int { 1_000 }
@@ -22,8 +33,8 @@ struct InfoRoutes<Renderer: CardRendering> {
   /// it carries an ETag, and `If-None-Match` gets a 304 without encoding anything.
   func quotes(_ request: Request, _ query: QueryParameters) async throws -> Response {
     let count = service.catalog.quotes.count
-    let limit = try Self.wholeNumber(query, "limit", 1...Self.maximumPageSize) ?? Self.defaultPageSize
-    let requestedOffset = try Self.wholeNumber(query, "offset", 0...Int.max) ?? 0
+    let limit = try query.wholeNumber("limit", in: 1...Self.maximumPageSize) ?? Self.defaultPageSize
+    let requestedOffset = try query.wholeNumber("offset", in: 0...Int.max) ?? 0
     let offset = min(requestedOffset, count)
     let end = offset + min(limit, count - offset)
     let links = service.links
@@ -41,29 +52,15 @@ struct InfoRoutes<Renderer: CardRendering> {
       try ServiceJSON.encode((offset..<end).map { quoteObject($0, origin: origin) })
     }
     var headers: HTTPFields = [
-      .contentType: "application/json; charset=utf-8", .contentLength: String(body.readableBytes),
-      .eTag: etag, .cacheControl: cacheControl,
+      .contentType: "application/json; charset=utf-8", .eTag: etag, .cacheControl: cacheControl,
     ]
     headers[.link] = next
     return Response(status: .ok, headers: headers, body: .init(byteBuffer: body))
   }
 
-  /// A whole-number parameter within `range` (`nil` when absent).
-  /// - Throws: ``ServiceError`` (400) naming the parameter.
-  private static func wholeNumber(_ query: QueryParameters, _ name: String, _ range: ClosedRange<Int>)
-    throws(ServiceError) -> Int?
-  {
-    guard let text = query[name] else { return nil }
-    guard let value = CardOptions.wholeNumber(text), range.contains(value) else {
-      let upper = range.upperBound == Int.max ? "" : " to \(range.upperBound)"
-      throw .badParameter(name, "\(name) must be a whole number from \(range.lowerBound)\(upper)")
-    }
-    return value
-  }
-
   /// `/quotes/{index}`
   func quote(_ text: String, _ request: Request) throws -> Response {
-    guard let index = Int(text), String(index) == text, service.catalog.quotes.indices.contains(index) else {
+    guard let index = WholeNumber(text)?.value, service.catalog.quotes.indices.contains(index) else {
       throw ServiceError(
         .notFound, parameter: "index", "no quote '\(text)': the catalog has \(service.catalog.quotes.count)")
     }
@@ -107,7 +104,7 @@ struct InfoRoutes<Renderer: CardRendering> {
   private func json(_ value: some Encodable) throws -> Response {
     let data = try ServiceJSON.encode(value)
     return Response(
-      status: .ok, headers: [.contentType: "application/json; charset=utf-8", .contentLength: String(data.count)],
+      status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
       body: .init(byteBuffer: ByteBuffer(bytes: data)))
   }
 
@@ -115,61 +112,8 @@ struct InfoRoutes<Renderer: CardRendering> {
     let buffer = ByteBuffer(string: body)
     return Response(
       status: .ok,
-      headers: [.contentType: type, .contentLength: String(buffer.readableBytes), .cacheControl: cacheControl],
+      headers: [.contentType: type, .cacheControl: cacheControl],
       body: .init(byteBuffer: buffer))
-  }
-}
-
-/// Encoded pages of `/quotes`, by key (origin, offset, end; the catalog's version is fixed for
-/// the service's life), in a bounded LRU: a page is encoded once, on NIO's blocking thread pool
-/// (never on an event loop or the tasks' threads), and then served from here.
-final class QuoteListCache: Sendable {
-  private let pages: NIOLockedValueBox<ByteBoundedLRU<String, ByteBuffer>>
-
-  /// - Parameter capacityBytes: the most encoded JSON kept (16 MiB: every page of a 40,000-quote
-  ///   catalog for one origin).
-  init(capacityBytes: Int = 16 << 20) {
-    pages = NIOLockedValueBox(ByteBoundedLRU(capacityBytes: capacityBytes))
-  }
-
-  /// The page for `key`, from the cache or encoded by `encode` (then kept).
-  func page(key: String, encode: @escaping @Sendable () throws -> Data) async throws -> ByteBuffer {
-    if let page = pages.withLockedValue({ $0.value(forKey: key) }) { return page }
-    let data = try await NIOThreadPool.singleton.runIfActive { try encode() }
-    let page = ByteBuffer(bytes: data)
-    pages.withLockedValue { _ = $0.insert(page, cost: page.readableBytes, forKey: key) }
-    return page
-  }
-
-  /// Pages kept.
-  var count: Int { pages.withLockedValue { $0.count } }
-}
-
-/// `/quotes/{index}` and each entry of `/quotes`.
-struct QuoteResponse: Codable, Sendable {
-  let index: Int
-  let text: String
-  let author: String
-  let shareMessage: String
-  /// The absolute, versioned URL of the quote's og card.
-  let imageURL: String
-  /// The absolute URL of the quote's page (link previews).
-  let pageURL: String
-}
-
-/// `/healthz`.
-struct Health: Codable, Sendable {
-  let status: String
-  let quotes: Int
-  let pictures: Int
-}
-
-/// The service's one JSON encoder: sorted keys, slashes as they are.
-enum ServiceJSON {
-  static func encode(_ value: some Encodable) throws -> Data {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-    return try encoder.encode(value)
   }
 }
 

@@ -7,8 +7,14 @@ import InnerPeace
 /// feed, and `/feed.xml`, an Atom feed with the card as an enclosure. Both are the same bytes all
 /// day (cacheable until the configured time zone's midnight, at most an hour) and link each
 /// quote's page.
-struct FeedRoutes<Renderer: CardRendering> {
+struct FeedController<Renderer: CardRendering> {
   let service: CardService<Renderer>
+
+  /// Registers the feeds' routes from ``RouteTable``.
+  func addRoutes(to router: some RouterMethods<BasicRequestContext>) {
+    router.get(.calendar, configuration: service.configuration) { request, _, _ in try calendar(request) }
+    router.get(.feed, configuration: service.configuration) { request, _, _ in try feed(request) }
+  }
 
   /// Days in the calendar, from today.
   static var calendarDays: Int { 14 }
@@ -101,7 +107,7 @@ struct FeedRoutes<Renderer: CardRendering> {
     return Response(
       status: .ok,
       headers: [
-        .contentType: type, .contentLength: String(buffer.readableBytes), .cacheControl: cacheControl, .eTag: etag,
+        .contentType: type, .cacheControl: cacheControl, .eTag: etag,
       ],
       body: .init(byteBuffer: buffer))
   }

@@ -1,3 +1,4 @@
+import InnerPeace
 import InnerPeaceQuery
 
 /// Query parameters, decoded strictly by ``QueryString`` (valid UTF-8, no NUL), with a refusal
@@ -22,4 +23,15 @@ struct QueryParameters: Sendable {
 
   /// The first name the query gives more than once, if any.
   var repeatedName: String? { query.repeatedName }
+
+  /// A whole-number parameter (``InnerPeace/WholeNumber``) within `range`; `nil` when absent.
+  /// - Throws: ``ServiceError`` (400) naming the parameter for any other value.
+  func wholeNumber(_ name: String, in range: ClosedRange<Int>) throws(ServiceError) -> Int? {
+    guard let text = self[name] else { return nil }
+    guard let value = WholeNumber(text)?.value, range.contains(value) else {
+      let upper = range.upperBound == Int.max ? "" : " to \(range.upperBound)"
+      throw .badParameter(name, "\(name) must be a whole number from \(range.lowerBound)\(upper)")
+    }
+    return value
+  }
 }

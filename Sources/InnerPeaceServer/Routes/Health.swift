@@ -1,0 +1,6 @@
+/// `/healthz`.
+struct Health: Codable, Sendable {
+  let status: String
+  let quotes: Int
+  let pictures: Int
+}
