@@ -138,6 +138,7 @@ let package = Package(
         "InnerPeaceQuery",
         .product(name: "HummingbirdTesting", package: "hummingbird"),
         .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+        .product(name: "Crypto", package: "swift-crypto"),
       ],
       swiftSettings: swiftSettings
     ),

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -23,7 +22,7 @@ struct PageRoutes<Renderer: CardRendering> {
       image: ogImage(quote: day.quoteIndex, picture: day.picture, request: request),
       imageAlt: quote.shareMessage, firstCard: firstCard("/today"),
       firstPage: links.quotePagePath(day.quoteIndex))
-    return page(content, maxAge: min(300, day.secondsUntilEnd(from: now)))
+    return try page(content, maxAge: min(300, day.secondsUntilEnd(from: now)))
   }
 
   /// `/q/{quote}`: one catalog quote.
@@ -40,7 +39,7 @@ struct PageRoutes<Renderer: CardRendering> {
       image: ogImage(quote: index, picture: picture, request: request), imageAlt: quote.shareMessage,
       firstCard: firstCard("/cards/\(index)?picture=\(percentEncoded(picture))"),
       firstPage: links.quotePagePath(index))
-    return page(content, maxAge: 300)
+    return try page(content, maxAge: 300)
   }
 
   /// The absolute, versioned og card: a JPEG of 1200x630.
@@ -55,14 +54,15 @@ struct PageRoutes<Renderer: CardRendering> {
   /// must be signed (the page then shows its og card, which the service signed).
   private func firstCard(_ path: String) -> String { service.configuration.signsAllImages ? "" : path }
 
-  private func page(_ content: WebPage.Content, maxAge: Int) -> Response {
-    let buffer = ByteBuffer(string: WebPage.html(content))
+  private func page(_ content: WebPage.Content, maxAge: Int) throws -> Response {
+    let assets = try PageAssets.bundled()
+    let buffer = ByteBuffer(string: WebPage.html(content, assets: assets))
     return Response(
       status: .ok,
       headers: [
         .contentType: "text/html; charset=utf-8", .contentLength: String(buffer.readableBytes),
         .cacheControl: service.links.cacheControl("public, max-age=\(maxAge)"),
-        .contentSecurityPolicy: PageAssets.contentSecurityPolicy(publicURL: service.links.publicURL),
+        .contentSecurityPolicy: assets.contentSecurityPolicy(publicURL: service.links.publicURL),
         .xContentTypeOptions: "nosniff", .referrerPolicy: "strict-origin-when-cross-origin",
       ],
       body: .init(byteBuffer: buffer))
@@ -92,13 +92,13 @@ struct PageRoutes<Renderer: CardRendering> {
   // MARK: Favicon
 
   /// `/favicon.svg`: a white quotation mark on the app's dark green.
-  func faviconSVG() -> Response {
-    file(Data(PageAssets.faviconSVG.utf8), type: "image/svg+xml")
+  func faviconSVG() throws -> Response {
+    file(try PageAssets.bundled().faviconSVG, type: "image/svg+xml")
   }
 
   /// `/favicon.ico`: the same at 32x32, a PNG inside an ICO.
-  func faviconICO() -> Response {
-    file(PageAssets.faviconICO, type: "image/x-icon")
+  func faviconICO() throws -> Response {
+    file(try PageAssets.bundled().faviconICO, type: "image/x-icon")
   }
 
   private func file(_ data: Data, type: String) -> Response {
@@ -107,38 +107,6 @@ struct PageRoutes<Renderer: CardRendering> {
       headers: [.contentType: type, .contentLength: String(data.count), .cacheControl: "public, max-age=86400"],
       body: .init(byteBuffer: ByteBuffer(bytes: data)))
   }
-}
-
-/// What every page shares: its Content-Security-Policy and the favicon's bytes.
-enum PageAssets {
-  /// Scripts and styles only by hash: nothing injected into a page could run. Images come from
-  /// this origin, the public one (the og card's), and the script's decoded blobs.
-  static func contentSecurityPolicy(publicURL: String?) -> String {
-    "default-src 'none'; img-src 'self'\(publicURL.map { " " + $0 } ?? "") blob: data:; connect-src 'self';"
-      + " style-src '\(styleHash)'; script-src '\(scriptHash)'; base-uri 'none'; form-action 'none';"
-      + " frame-ancestors 'none'"
-  }
-
-  static let styleHash = hash(WebPage.style)
-  static let scriptHash = hash(WebPage.script)
-
-  /// A CSP source: `sha256-` and the base64 SHA-256 of the text.
-  static func hash(_ text: String) -> String {
-    "sha256-" + Data(SHA256.hash(data: Array(text.utf8))).base64EncodedString()
-  }
-
-  static let faviconSVG = """
-    <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">
-    <rect width="32" height="32" rx="6" fill="#1f3a33"/>
-    <text x="16" y="29" font-family="Georgia,serif" font-style="italic" font-size="30" fill="#fff" \
-    text-anchor="middle">\u{201D}</text>
-    </svg>
-    """
-
-  static let faviconICO = Data(
-    base64Encoded:
-      "AAABAAEAICAAAAEAIAALAQAAFgAAAIlQTkcNChoKAAAADUlIRFIAAAAgAAAAIAgGAAAAc3p69AAAANJJREFUeNrtl9sOgkAMRPshqIjw7oWrouL/f1StmhhZtqwrwrwwyUm6m0lnXktkKEi3PCakaezg3iJTh3dKBJl8AHiGL7IdI6FFLgMQfIFlsWckcwFalQd2YWqo7xPyDdeWf+vrFqhkUHDJ12eDwiplDZd8fTYoPMqg4Fzs6bOBL7A+ZdyHpl99Js4CtuVDfV4Fxgx/Fahl6KG19A8+E4rqnDVMDfXZoOgsAxB8gc2lYCRzAYqvJSPBF3gobuQB4H0ZJU3FCFr3YXKTzwlRr+Spg+/77jl2raRa0QAAAABJRU5ErkJggg=="
-  )!
 }
 
 extension HTTPField.Name {

@@ -317,8 +317,8 @@ struct ServiceRoutes<Renderer: CardRendering> {
           return try pages.today(request, path: "/")
         case .todayPage: return try pages.today(request, path: "/q/today")
         case .quotePage: return try pages.quote(request, parameters["quote"] ?? "")
-        case .faviconSVG: return pages.faviconSVG()
-        case .faviconICO: return pages.faviconICO()
+        case .faviconSVG: return try pages.faviconSVG()
+        case .faviconICO: return try pages.faviconICO()
         case .calendar: return try feeds.calendar(request)
         case .feed: return try feeds.feed(request)
         }
