@@ -144,7 +144,10 @@ let package = Package(
     ),
     .testTarget(
       name: "InnerPeaceCLITests",
-      dependencies: ["InnerPeace", .product(name: "Crypto", package: "swift-crypto")],
+      dependencies: [
+        "InnerPeace", "InnerPeaceCLI", .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ],
       swiftSettings: swiftSettings
     ),
   ]

@@ -17,7 +17,7 @@ import Testing
 
 /// Every phase of a connection has a limit, and a shutdown finishes what it accepted: tests on
 /// a live loopback server with short timeouts, driven with plain sockets.
-@Suite(.serialized) struct ConnectionLimitTests {
+@Suite(.serialized, .tags(.live, .process, .binary)) struct ConnectionLimitTests {
   /// Each new limit is validated with one line naming its flag; the defaults are valid.
   @Test func limitsAreValidated() throws {
     try ServerConfiguration().validate()

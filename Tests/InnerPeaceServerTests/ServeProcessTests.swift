@@ -9,7 +9,7 @@ import Testing
 #endif
 
 /// `innerpeace serve` as a process: the built binary on a loopback port, driven with plain sockets.
-@Suite struct ServeProcessTests {
+@Suite(.tags(.live, .process, .binary)) struct ServeProcessTests {
   /// SIGTERM while a render is in flight: the request completes with a whole PNG, and the process
   /// exits 0 within 10 s.
   @Test(.timeLimit(.minutes(1)))
