@@ -157,7 +157,8 @@ final class ServeProcess {
   }
 
   deinit {
-    if process.isRunning { process.terminate() }
+    guard process.isRunning else { return }
+    process.terminate()
     process.waitUntilExit()
   }
 

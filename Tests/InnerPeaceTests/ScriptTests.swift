@@ -336,7 +336,7 @@ import Testing
   /// private-use one may be in some font (LibreOffice's OpenSymbol and Glyphicons map U+E010).
   @Test func unknownGlyphsAreCounted() throws {
     #expect(Self.layout("Peace 静 שלום ᾳ").unknownGlyphCount == 0)
-    let tofu = Self.codePointsNoFontCovers(3)
+    let tofu = FontCoverage.codePointsNoFontCovers(3)
     try #require(tofu.count == 3, "every candidate code point is in some installed font")
     let none = tofu.map(String.init).joined()
     #expect(Self.layout("Peace \(none.prefix(1))").unknownGlyphCount == 1)
@@ -350,38 +350,5 @@ import Testing
     let clean = try Fixtures.renderer.render(
       CardRequest(preset: .custom(try CanvasSize(width: 300, height: 200)), quote: .text("Calm", author: "A"), seed: 1))
     #expect(clean.missingGlyphs == 0)
-  }
-
-  /// Up to `count` code points (unassigned ones first, then private-use ones) that no font of the
-  /// renderer's fontconfig set covers, the bundled font included.
-  static func codePointsNoFontCovers(_ count: Int) -> [Unicode.Scalar] {
-    _ = Fixtures.renderer.bundledFontPath  // the bundled font is added to the set first
-    let unassigned: [UInt32] = [0x0378, 0x0379, 0x0380, 0x0381, 0x0382, 0x0383, 0x038B, 0x038D, 0x03A2, 0x0530, 0x0557]
-    let candidates = unassigned + Array(0xE000...0xE0FF) + Array(0xF0000...0xF00FF)
-    return FontLock.withLock {
-      var found: [Unicode.Scalar] = []
-      for value in candidates where found.count < count {
-        guard let scalar = Unicode.Scalar(value), !anyFontCovers(value) else { continue }
-        found.append(scalar)
-      }
-      return found
-    }
-  }
-
-  /// Whether a font of the current fontconfig set has `codePoint` in its character set.
-  private static func anyFontCovers(_ codePoint: UInt32) -> Bool {
-    guard let charset = FcCharSetCreate(), let pattern = FcPatternCreate() else { return true }
-    defer {
-      FcCharSetDestroy(charset)
-      FcPatternDestroy(pattern)
-    }
-    FcCharSetAddChar(charset, codePoint)
-    FcPatternAddCharSet(pattern, FC_CHARSET, charset)
-    let objects = FcObjectSetCreate()
-    defer { FcObjectSetDestroy(objects) }
-    FcObjectSetAdd(objects, FC_FILE)
-    guard let fonts = FcFontList(nil, pattern, objects) else { return true }
-    defer { FcFontSetDestroy(fonts) }
-    return fonts.pointee.nfont > 0
   }
 }
