@@ -138,6 +138,7 @@ let package = Package(
         "InnerPeaceQuery",
         .product(name: "HummingbirdTesting", package: "hummingbird"),
         .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+        .product(name: "Crypto", package: "swift-crypto"),
       ],
       swiftSettings: swiftSettings
     ),
@@ -145,6 +146,7 @@ let package = Package(
       name: "InnerPeaceCLITests",
       dependencies: [
         "InnerPeace", "InnerPeaceCLI", "InnerPeaceServer", .product(name: "Crypto", package: "swift-crypto"),
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],
       swiftSettings: swiftSettings
     ),

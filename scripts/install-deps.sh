@@ -18,7 +18,12 @@ if [ "${1:-}" = "--with-test-tools" ]; then
   # The page's browser test (Chromium over DevTools) and the iCalendar check, with Debian's python3.
   # bsdutils: `script`, the pseudo-terminal the command-line tests draw progress bars and tables on.
   # nginx: the reverse proxy the header-size test (Tests/proxy/nginx_test.py) sends cards through.
-  PACKAGES+=(chromium python3 python3-websocket python3-icalendar python3-venv bsdutils nginx)
+  # nodejs: `node --check` of the page's script (Resources/page/page.js).
+  # time: GNU time, the peak memory of a command-line run (Tests/InnerPeaceCLITests/LargePictureTests).
+  # Two font packages with private-use glyphs, so the suite always runs beside fonts it does not
+  # bundle (Glyphicons maps U+E010, as LibreOffice's OpenSymbol does).
+  PACKAGES+=(chromium python3 python3-websocket python3-icalendar python3-venv bsdutils nginx nodejs time)
+  PACKAGES+=(fonts-glyphicons-halflings fonts-font-awesome)
 fi
 
 # Python test tools from PyPI, pinned, in one virtualenv (.build/pytools) made with the python3 on

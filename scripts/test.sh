@@ -3,13 +3,33 @@
 # build, run the Swift test suites (core, server, the built CLI end to end), then load the web page
 # in headless Chromium against the running server, run schemathesis against it, then fuzzes each libFuzzer target for
 # FUZZ_SECONDS (default 45 here) from its seed corpus (scripts/fuzz.sh).
+#
+# `bash scripts/test.sh --fast`: the inner loop. Lint, the page's script through `node --check`, the
+# build, then every Swift test that needs nothing beyond its own process: the suites and tests
+# tagged `.live` (loopback sockets), `.process` (child processes) or `.binary` (the built
+# innerpeace) are skipped. The tagged ones are read from the test bundle itself (its test list
+# with tags, as the swift-testing event stream gives it), so the skip list cannot drift from the
+# tags.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps.sh --with-test-tools
+fast=false
+if [ "${1:-}" = "--fast" ]; then fast=true; fi
+if $fast; then bash scripts/install-deps.sh; else bash scripts/install-deps.sh --with-test-tools; fi
 if swift format --version >/dev/null 2>&1; then
   swift format lint --strict --recursive Package.swift Sources Tests Fuzz
 fi
+# The page's script is a resource file (Resources/page/page.js): it must at least parse.
+if $fast && ! command -v node >/dev/null; then
+  echo "innerpeace: no node: node --check of Resources/page/page.js skipped (install nodejs)" >&2
+else
+  node --check Resources/page/page.js
+fi
 swift build --build-tests
+if $fast; then
+  skip=$(bash scripts/tagged-tests.sh live process binary)
+  swift test --skip-build --skip "$skip"
+  exit 0
+fi
 swift test --skip-build
 # AddressSanitizer over the renderer, the render pool and the server, in a build folder of its own.
 # The test bundle is run directly: `swift test --skip-build` does not find a sanitized build's

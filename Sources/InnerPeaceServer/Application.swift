@@ -17,6 +17,8 @@ public func buildApplication(
   configuration: ServerConfiguration, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) throws -> some ApplicationProtocol {
   try configuration.validate()
+  // The web page's files, read once: a broken install fails here, not in a request.
+  do { _ = try PageAssets.bundled() } catch { throw ServerConfigurationError(error.description) }
   let catalog: Catalog
   if let folder = configuration.catalogDirectory {
     var isDirectory: ObjCBool = false

@@ -256,7 +256,7 @@ enum BatchFolderReader {
 }
 
 /// `innerpeace batch`, end to end through the built binary (stderr is a file, not a terminal).
-@Suite("innerpeace batch")
+@Suite("innerpeace batch", .tags(.process, .binary))
 struct BatchCommandTests {
   typealias Reader = BatchFolderReader
 

@@ -12,7 +12,7 @@ import Testing
 /// failed card, reported in the manifest, and the rest go on. The crash is the debug build's fault
 /// trigger (`INNERPEACE_FAULT_TRAP_TEXT`, compiled out of release builds), a catalog quote with
 /// that text.
-@Suite struct BatchIsolationTests {
+@Suite(.tags(.process, .binary)) struct BatchIsolationTests {
   typealias Reader = BatchFolderReader
 
   static let trapText = "batch-isolation-test-trap"

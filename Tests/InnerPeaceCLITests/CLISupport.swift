@@ -77,18 +77,17 @@ enum CLI {
     process.standardOutput = outHandle
     process.standardError = errHandle
     process.standardInput = FileHandle.nullDevice
+    let exited = DispatchSemaphore(value: 0)
+    process.terminationHandler = { _ in exited.signal() }
     try process.run()
-    let deadline = Date().addingTimeInterval(timeout)
-    while process.isRunning {
-      if Date() > deadline {
-        process.terminate()
-        process.waitUntilExit()
-        try? outHandle.close()
-        try? errHandle.close()
-        Issue.record("innerpeace \(arguments.joined(separator: " ").prefix(200)) timed out after \(timeout) s")
-        return CommandResult(status: -1, stdout: [], stderr: "timed out")
-      }
-      usleep(10_000)
+    // Waits for the exit itself; the timeout only bounds a run that hangs.
+    if exited.wait(timeout: .now() + timeout) == .timedOut {
+      process.terminate()
+      process.waitUntilExit()
+      try? outHandle.close()
+      try? errHandle.close()
+      Issue.record("innerpeace \(arguments.joined(separator: " ").prefix(200)) did not exit within \(timeout) s")
+      return CommandResult(status: -1, stdout: [], stderr: "timed out")
     }
     process.waitUntilExit()
     try outHandle.close()
@@ -134,3 +133,69 @@ func pngHeader(_ bytes: [UInt8]) -> (width: Int, height: Int, colourType: Int)? 
 }
 
 var runningAsRoot: Bool { getuid() == 0 }
+
+/// A running `innerpeace serve` whose stderr the test reads as it comes: start-up is the line
+/// saying where it listens (a blocking read, no clock), and the rest of stderr is read to its end
+/// once the server has stopped.
+final class ServeProcess {
+  let process = Process()
+  private let errors = Pipe()
+  private var text = ""
+
+  /// Starts `innerpeace serve` with `arguments`, `environment` added to this process's.
+  init(_ arguments: [String], environment: [String: String] = [:]) throws {
+    guard let binary = innerpeaceBinary else { throw CLI.Missing() }
+    process.executableURL = binary
+    process.arguments = ["serve"] + arguments
+    var env = ProcessInfo.processInfo.environment
+    for (key, value) in environment { env[key] = value }
+    process.environment = env
+    process.standardError = errors
+    process.standardOutput = FileHandle.nullDevice
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+  }
+
+  deinit {
+    guard process.isRunning else { return }
+    process.terminate()
+    process.waitUntilExit()
+  }
+
+  /// Reads stderr until the start-up line and returns the base URL it names; nil when stderr
+  /// ends first (the server stopped).
+  func waitUntilListening() -> String? {
+    while true {
+      let chunk = errors.fileHandleForReading.availableData
+      if chunk.isEmpty { return nil }
+      text += String(decoding: chunk, as: UTF8.self)
+      if let range = text.range(of: #"listening on (http://[0-9.:]+)"#, options: .regularExpression) {
+        return String(text[range].dropFirst("listening on ".count))
+      }
+    }
+  }
+
+  /// Everything read from stderr so far.
+  var stderr: String { text }
+
+  /// Stops the server (SIGTERM), reads stderr to its end and returns all of it.
+  func stop() -> String {
+    if process.isRunning { process.terminate() }
+    text += String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    return text
+  }
+}
+
+// MARK: Tags
+
+/// What a suite needs beyond this process, so `bash scripts/test.sh --fast` can leave it out
+/// (it skips every suite and test carrying one of these tags).
+extension Tag {
+  /// Real sockets: a server listening on loopback, talked to over TCP.
+  @Tag static var live: Self
+  /// Child processes: render workers, or the server or command run as processes.
+  @Tag static var process: Self
+  /// The built `innerpeace` binary (`swift build` first).
+  @Tag static var binary: Self
+}

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// `--help` as a person at an 80-column terminal reads it.
-@Suite struct HelpTests {
+@Suite(.tags(.process, .binary)) struct HelpTests {
   /// Every command, the hidden worker included.
   static let commands: [[String]] = [
     [], ["render"], ["batch"], ["serve"], ["quotes"], ["schedule"], ["sign"], ["render-worker"],

@@ -10,7 +10,7 @@ import Testing
 /// `render --out` and `schedule -o` never clobber what a path names: a symbolic link's target is
 /// written (the link stays), a device or FIFO is written in place (never replaced), and `batch`
 /// never writes through a link planted among its own files.
-@Suite struct OutputTargetTests {
+@Suite(.tags(.process, .binary)) struct OutputTargetTests {
   typealias Reader = BatchFolderReader
 
   static func fileType(_ path: String) -> mode_t? {

@@ -7,7 +7,7 @@ import Testing
 
 /// Corners of the command line's protocol: picture names in any Unicode normalization form, and
 /// progress on terminals that cannot draw the bar.
-@Suite struct ProtocolCornerTests {
+@Suite(.tags(.process, .binary)) struct ProtocolCornerTests {
   typealias Reader = BatchFolderReader
 
   /// A catalog photo named `café.jpg` in NFC is found when asked for in NFD (`cafe` + U+0301),

@@ -3,7 +3,7 @@ import InnerPeace
 import Testing
 
 /// `innerpeace quotes`, end to end through the built binary (stdout is a file unless noted).
-@Suite("innerpeace quotes")
+@Suite("innerpeace quotes", .tags(.process, .binary))
 struct QuotesCommandTests {
   static var catalog: Catalog { BatchFolderReader.bundledCatalog }
 

@@ -7,7 +7,7 @@ import Testing
 #endif
 
 /// `innerpeace render`, end to end through the built binary.
-@Suite("innerpeace render")
+@Suite("innerpeace render", .tags(.process, .binary))
 struct RenderCommandTests {
   static let photo = packageRoot.appendingPathComponent("Resources/aqua.jpg")
 

@@ -7,7 +7,7 @@ import Testing
 #endif
 
 /// `render --report` and `batch --report`: what was set, as JSON (issue 18, item 2).
-@Suite("innerpeace --report")
+@Suite("innerpeace --report", .tags(.process, .binary))
 struct ReportCommandTests {
   init() throws {
     try #require(innerpeaceBinary != nil, "\(CLI.Missing().description)")

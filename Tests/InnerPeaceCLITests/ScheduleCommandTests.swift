@@ -4,7 +4,7 @@ import Testing
 
 /// `innerpeace schedule`, end to end, its output checked by a real iCalendar parser (Python's
 /// `icalendar`, through Tests/ical/validate_ics.py).
-@Suite("innerpeace schedule")
+@Suite("innerpeace schedule", .tags(.process, .binary))
 struct ScheduleCommandTests {
   static let validator = packageRoot.appendingPathComponent("Tests/ical/validate_ics.py")
 

@@ -6,45 +6,16 @@ import Testing
 #endif
 
 /// `serve` from the environment, as a container platform runs it.
-@Suite struct ServeEnvironmentTests {
-  /// Starts `serve` with `environment` and `arguments`, waits for its port, runs `body` with the
-  /// base URL, and stops it; returns what it wrote on stderr.
+@Suite(.tags(.live, .process, .binary)) struct ServeEnvironmentTests {
+  /// Starts `serve` with `environment` and `arguments`, waits for the line saying where it
+  /// listens, runs `body` with the base URL, and stops it; returns what it wrote on stderr.
   func withServer(
     _ arguments: [String], environment: [String: String], _ body: (String) async throws -> Void
   ) async throws -> String {
-    let binary = try #require(innerpeaceBinary, "run swift build first")
-    let log = FileManager.default.temporaryDirectory.appendingPathComponent("serve-env-\(UUID().uuidString).log")
-    _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-    defer { try? FileManager.default.removeItem(at: log) }
-    let process = Process()
-    process.executableURL = binary
-    process.arguments = ["serve"] + arguments
-    var env = ProcessInfo.processInfo.environment
-    for (key, value) in environment { env[key] = value }
-    process.environment = env
-    process.standardError = try FileHandle(forWritingTo: log)
-    process.standardOutput = FileHandle.nullDevice
-    try process.run()
-    defer {
-      if process.isRunning { process.terminate() }
-      process.waitUntilExit()
-    }
-    var base: String?
-    // Generous: on a loaded machine a debug server took over 30 s to start beside the suite.
-    let deadline = Date().addingTimeInterval(120)
-    while base == nil && Date() < deadline && process.isRunning {
-      let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-      if let range = text.range(of: #"listening on (http://[0-9.:]+)"#, options: .regularExpression) {
-        base = String(text[range].dropFirst("listening on ".count))
-      } else {
-        try await Task.sleep(for: .milliseconds(100))
-      }
-    }
-    let url = try #require(base, "the server did not start: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
+    let server = try ServeProcess(arguments, environment: environment)
+    let url = try #require(server.waitUntilListening(), "the server did not start: \(server.stop())")
     try await body(url)
-    process.terminate()
-    process.waitUntilExit()
-    return (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+    return server.stop()
   }
 
   func get(_ url: String, userAgent: String = "ServeEnvironmentTests") async throws -> Int {
@@ -57,7 +28,7 @@ import Testing
   /// PORT picks the port; INNERPEACE_ variables set options and flags (the signing key file and
   /// --sign-all-images too); JSON log lines carry the request's fields.
   @Test func environmentConfiguresTheServer() async throws {
-    let port = Int.random(in: 20_000...40_000)
+    let port = try ServeLogTests.freePort()
     let stderr = try await withServer(
       [],
       environment: [

@@ -10,7 +10,7 @@ import Testing
 
 /// `serve` never dies because its log cannot be written: lines that cannot be written are dropped
 /// and counted in `innerpeace_log_lines_dropped_total`, the start-up line too.
-@Suite struct ServeLogTests {
+@Suite(.tags(.live, .process, .binary)) struct ServeLogTests {
   static func get(_ url: String) async throws -> (Int, String) {
     let (data, response) = try await URLSession.shared.data(from: try #require(URL(string: url)))
     return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
@@ -83,23 +83,31 @@ import Testing
     process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: "/dev/full"))
     process.standardOutput = FileHandle.nullDevice
     process.standardInput = FileHandle.nullDevice
+    let exited = DispatchSemaphore(value: 0)
+    process.terminationHandler = { _ in exited.signal() }
     try process.run()
     defer {
       if process.isRunning { process.terminate() }
       process.waitUntilExit()
     }
     var metrics: String?
-    // Until it listens (each attempt is refused at once before that), or it dies.
-    for _ in 0..<1_200 where metrics == nil && process.isRunning {
+    // Until it answers (each attempt is refused at once before it listens), a bounded number of
+    // attempts; between two, the wait is for the server's exit (at most 100 ms), which ends it.
+    for _ in 0..<1_200 where metrics == nil {
       if let (status, body) = try? await Self.get("http://127.0.0.1:\(port)/metrics"), status == 200 {
         metrics = body
-      } else {
-        try await Task.sleep(for: .milliseconds(100))
+      } else if Self.exits(exited, within: .milliseconds(100)) {
+        break
       }
     }
     #expect(process.isRunning, "the server died at start-up: status \(process.terminationStatus)")
     let body = try #require(metrics, "the server never answered")
     #expect((Self.droppedLines(body) ?? 0) >= 1, "the start-up line was not counted")
+  }
+
+  /// Whether the process whose exit signals `exited` exits within `interval`.
+  static func exits(_ exited: DispatchSemaphore, within interval: DispatchTimeInterval) -> Bool {
+    exited.wait(timeout: .now() + interval) == .success
   }
 
   /// A port free now on 127.0.0.1 (bound, read back, released).

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// `innerpeace sign URL`, run as a user runs it.
-@Suite struct SignCommandTests {
+@Suite(.tags(.process, .binary)) struct SignCommandTests {
   static let key = "0123456789abcdef0123456789abcdef-test-key"
   /// HMAC-SHA256 of `/card.png?preset=og&text=Hello%20world` with ``key``, by Python's `hmac`.
   static let signature = "kTQ_qMxjRzF3W6PCBQ6n_VclkD2H2NmNgyHZQRxDHuQ"

@@ -10,7 +10,7 @@ import Testing
 /// Writes to stdout and stderr that fail (a full disk, a closed stream, a reader gone) end every
 /// command with exit status 74 (EX_IOERR), never a trap (SIGILL, 132), a SIGPIPE kill or a
 /// silent 0; a card already written stays intact.
-@Suite struct StreamFailureTests {
+@Suite(.tags(.process, .binary)) struct StreamFailureTests {
   typealias Reader = BatchFolderReader
 
   /// How stdout or stderr is set up for a run.

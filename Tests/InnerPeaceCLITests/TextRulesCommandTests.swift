@@ -3,7 +3,7 @@ import Testing
 
 /// `innerpeace render` with the texts of issue 17, end to end through the built binary: each
 /// runs in a child process, so a crash fails only its test.
-@Suite("innerpeace render: bidi and invisible text")
+@Suite("innerpeace render: bidi and invisible text", .tags(.process, .binary))
 struct TextRulesCommandTests {
   init() throws {
     try #require(innerpeaceBinary != nil, "\(CLI.Missing().description)")

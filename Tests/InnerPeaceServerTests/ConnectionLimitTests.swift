@@ -19,7 +19,7 @@ import Testing
 /// a small live suite on a loopback server, driven with plain sockets. The limits themselves are
 /// timed to the millisecond on an embedded channel (``ConnectionGuardTests``); here every wait is
 /// for an event (bytes, a close), with generous bounds only as hang guards.
-@Suite(.serialized) struct ConnectionLimitTests {
+@Suite(.serialized, .tags(.live, .process, .binary)) struct ConnectionLimitTests {
   /// Each new limit is validated with one line naming its flag; the defaults are valid.
   @Test func limitsAreValidated() throws {
     try ServerConfiguration().validate()

@@ -16,7 +16,7 @@ import Testing
 /// No client can starve the others: a limit on connections per client address, and a share of
 /// the render workers and queue per client. Unit tests of the pieces, then live servers where a
 /// hostile client (127.0.0.2) and an honest one (127.0.0.3) meet.
-@Suite(.serialized) struct FairnessTests {
+@Suite(.serialized, .tags(.live)) struct FairnessTests {
   // MARK: Client address
 
   @Test func clientAddressIsThePeerUnlessForwardedHeadersAreTrusted() {

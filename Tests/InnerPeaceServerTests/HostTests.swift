@@ -12,7 +12,7 @@ import Testing
 /// `Host`, an HTTP/1.1 request without exactly one `Host` is a 400, `allowedHosts` refuses other
 /// hosts, links made from an unchecked host are cached privately only, and behind a trusted
 /// proxy the nearest proxy's forwarded values count.
-@Suite struct HostTests {
+@Suite(.tags(.live, .process, .binary)) struct HostTests {
   /// One request written as raw bytes on a new connection (closed after it), its answer.
   static func raw(_ port: Int, _ head: String) async throws -> Reply {
     try await onOwnThread {

@@ -9,7 +9,7 @@ import Testing
 /// What only a real HTTP/1.1 connection shows: the application as `buildApplication` makes it,
 /// its headers on the wire (one Content-Length, a 304 without a body), and an over-long request
 /// line getting through NIO's parser to the 414.
-@Suite struct LiveSocketTests {
+@Suite(.tags(.live)) struct LiveSocketTests {
   @Test func headersAndLimitsOnTheWire() async throws {
     let service = CardService(renderer: try realRenderer(), configuration: testConfiguration())
     let app = buildApplication(service: service, logger: quietLogger)

@@ -79,7 +79,7 @@ import Testing
   /// With worker processes: the worker that decodes the photo notices (a typed error across the
   /// worker protocol), and a worker started after the change (here, the replacement of one that
   /// trapped) refuses it too, from the time the server started.
-  @Test(.timeLimit(.minutes(2)))
+  @Test(.timeLimit(.minutes(2)), .tags(.live, .process, .binary))
   func changedPhotoAnswers503FromWorkers() async throws {
     let (folder, pictures) = try Self.catalogFolder()
     defer { try? FileManager.default.removeItem(at: folder) }

@@ -15,7 +15,7 @@ import Testing
 /// Requests at the edges of HTTP/1.1: methods the service does not serve, transfer codings it
 /// cannot read, upgrades, and what a connection does after them. Driven with raw sockets on a
 /// live server; each ends with an answer and a clean close, never a wait for the idle timeout.
-@Suite(.serialized) struct ProtocolCornerTests {
+@Suite(.serialized, .tags(.live)) struct ProtocolCornerTests {
   // MARK: What the connection answers itself
 
   @Test func connectAndUnknownCodingsAreRefusedByTheConnection() {

@@ -165,7 +165,7 @@ extension ReportWireTests {
 }
 
 /// `innerpeace serve`, whose renders run in worker processes: the report crosses the wire.
-@Suite struct ReportThroughWorkersTests {
+@Suite(.tags(.live, .process, .binary)) struct ReportThroughWorkersTests {
   @Test(.timeLimit(.minutes(1)))
   func reportComesBackFromAWorker() async throws {
     let server = try await ServerProcess.start(

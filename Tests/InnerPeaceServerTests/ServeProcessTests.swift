@@ -9,7 +9,7 @@ import Testing
 #endif
 
 /// `innerpeace serve` as a process: the built binary on a loopback port, driven with plain sockets.
-@Suite struct ServeProcessTests {
+@Suite(.tags(.live, .process, .binary)) struct ServeProcessTests {
   /// A malformed catalog fails at start-up: a non-zero exit (the 60 s bound is a hang guard),
   /// one stderr line naming the file and the line and column, and never a "listening" line.
   @Test(.timeLimit(.minutes(1)))

@@ -413,3 +413,16 @@ func sameBytes(_ a: Reply, _ b: Reply) -> Bool {
   let equal = a.body == b.body
   return equal
 }
+
+// MARK: Tags
+
+/// What a suite needs beyond this process, so `bash scripts/test.sh --fast` can leave it out
+/// (it skips every suite and test carrying one of these tags).
+extension Tag {
+  /// Real sockets: a server listening on loopback, talked to over TCP.
+  @Tag static var live: Self
+  /// Child processes: render workers, or the server or command run as processes.
+  @Tag static var process: Self
+  /// The built `innerpeace` binary (`swift build` first).
+  @Tag static var binary: Self
+}

@@ -118,7 +118,7 @@ import Testing
 /// `innerpeace serve` with render worker processes: a render that traps, aborts or hangs costs
 /// its own request a 500 and nothing else. The faults are injected by the debug build's
 /// `INNERPEACE_FAULT_*` variables (compiled out of release builds).
-@Suite(.serialized) struct WorkerIsolationTests {
+@Suite(.serialized, .tags(.live, .process, .binary)) struct WorkerIsolationTests {
   static let trap = "isolation-test-trap"
   static let abort = "isolation-test-abort"
   static let slow = "isolation-test-slow"

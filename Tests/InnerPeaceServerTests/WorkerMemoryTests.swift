@@ -9,7 +9,7 @@ import Testing
 /// The worker pool's memory rules, on real worker processes of the debug build: a worker holding
 /// more than its limit at rest is replaced after its render, and the cards rendering at once stay
 /// within the pixel budget.
-@Suite(.serialized) struct WorkerMemoryTests {
+@Suite(.serialized, .tags(.process, .binary)) struct WorkerMemoryTests {
   static let slow = "memory-test-slow"
 
   static func pool(count: Int, restingLimitBytes: Int?, pixelBudget: Int) throws -> (

@@ -74,13 +74,17 @@ import Testing
 
   /// Tofu is counted per run, with the characters that lack a font.
   @Test func missingGlyphsAreNamed() throws {
-    let report = try Self.reported("Calm \u{E000}", author: "A \u{0378}")
+    // Two code points no installed font covers (U+0378 and U+E000 on most machines).
+    let tofu = FontCoverage.codePointsNoFontCovers(2)
+    try #require(tofu.count == 2, "every candidate code point is in some installed font")
+    let report = try Self.reported("Calm \(tofu[0])", author: "A \(tofu[1])")
     #expect(report.missingGlyphs == 2, "\(report.runs)")
+    func name(_ scalar: Unicode.Scalar) -> String { "U+" + String(format: "%04X", scalar.value) }
     let quote = report.runs.filter { $0.part == .quote && $0.missing.count > 0 }
-    #expect(quote.map(\.missing.characters) == [["\u{E000}"]])
-    #expect(quote.map(\.missing.codePoints) == [["U+E000"]])
+    #expect(quote.map(\.missing.characters) == [[String(tofu[0])]])
+    #expect(quote.map(\.missing.codePoints) == [[name(tofu[0])]])
     let author = report.runs.filter { $0.part == .author && $0.missing.count > 0 }
-    #expect(author.map(\.missing.codePoints) == [["U+0378"]])
+    #expect(author.map(\.missing.codePoints) == [[name(tofu[1])]])
   }
 
   /// A vowel sign with no consonant before it is drawn on a dotted circle the text does not

@@ -24,8 +24,8 @@ struct PageController<Renderer: CardRendering> {
     router.get(.quotePage, configuration: configuration) { request, context, _ in
       try quote(request, context.parameters.get("quote") ?? "")
     }
-    router.get(.faviconSVG, configuration: configuration) { _, _, _ in faviconSVG() }
-    router.get(.faviconICO, configuration: configuration) { _, _, _ in faviconICO() }
+    router.get(.faviconSVG, configuration: configuration) { _, _, _ in try faviconSVG() }
+    router.get(.faviconICO, configuration: configuration) { _, _, _ in try faviconICO() }
   }
 
   /// `/` and `/q/today`: today's quote in the configured time zone.
@@ -40,7 +40,7 @@ struct PageController<Renderer: CardRendering> {
       image: ogImage(quote: day.quoteIndex, picture: day.picture, request: request),
       imageAlt: quote.shareMessage, firstCard: firstCard("/today"),
       firstPage: links.quotePagePath(day.quoteIndex))
-    return page(content, maxAge: min(300, day.secondsUntilEnd(from: now)))
+    return try page(content, maxAge: min(300, day.secondsUntilEnd(from: now)))
   }
 
   /// `/q/{quote}`: one catalog quote.
@@ -57,7 +57,7 @@ struct PageController<Renderer: CardRendering> {
       image: ogImage(quote: index, picture: picture, request: request), imageAlt: quote.shareMessage,
       firstCard: firstCard("/cards/\(index)?picture=\(percentEncoded(picture))"),
       firstPage: links.quotePagePath(index))
-    return page(content, maxAge: 300)
+    return try page(content, maxAge: 300)
   }
 
   /// The absolute, versioned og card: a JPEG of 1200x630.
@@ -72,14 +72,15 @@ struct PageController<Renderer: CardRendering> {
   /// must be signed (the page then shows its og card, which the service signed).
   private func firstCard(_ path: String) -> String { service.configuration.signsAllImages ? "" : path }
 
-  private func page(_ content: WebPage.Content, maxAge: Int) -> Response {
-    let buffer = ByteBuffer(string: WebPage.html(content))
+  private func page(_ content: WebPage.Content, maxAge: Int) throws -> Response {
+    let assets = try PageAssets.bundled()
+    let buffer = ByteBuffer(string: WebPage.html(content, assets: assets))
     return Response(
       status: .ok,
       headers: [
         .contentType: "text/html; charset=utf-8",
         .cacheControl: service.links.cacheControl("public, max-age=\(maxAge)"),
-        .contentSecurityPolicy: PageAssets.contentSecurityPolicy(publicURL: service.links.publicURL),
+        .contentSecurityPolicy: assets.contentSecurityPolicy(publicURL: service.links.publicURL),
         .xContentTypeOptions: "nosniff", .referrerPolicy: "strict-origin-when-cross-origin",
       ],
       body: .init(byteBuffer: buffer))
@@ -109,13 +110,13 @@ struct PageController<Renderer: CardRendering> {
   // MARK: Favicon
 
   /// `/favicon.svg`: a white quotation mark on the app's dark green.
-  func faviconSVG() -> Response {
-    file(Data(PageAssets.faviconSVG.utf8), type: "image/svg+xml")
+  func faviconSVG() throws -> Response {
+    file(try PageAssets.bundled().faviconSVG, type: "image/svg+xml")
   }
 
   /// `/favicon.ico`: the same at 32x32, a PNG inside an ICO.
-  func faviconICO() -> Response {
-    file(PageAssets.faviconICO, type: "image/x-icon")
+  func faviconICO() throws -> Response {
+    file(try PageAssets.bundled().faviconICO, type: "image/x-icon")
   }
 
   private func file(_ data: Data, type: String) -> Response {
@@ -124,4 +125,10 @@ struct PageController<Renderer: CardRendering> {
       headers: [.contentType: type, .cacheControl: "public, max-age=86400"],
       body: .init(byteBuffer: ByteBuffer(bytes: data)))
   }
+}
+
+extension HTTPField.Name {
+  static let contentSecurityPolicy = HTTPField.Name("Content-Security-Policy")!
+  static let xContentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
+  static let referrerPolicy = HTTPField.Name("Referrer-Policy")!
 }
