@@ -67,7 +67,7 @@ struct BatchPlanTests {
 
   @Test func presetsAreDeduplicatedKeepingTheFirstOrder() throws {
     let custom = try Self.preset("1600x900")
-    let again = try Self.preset("1600X900")
+    let again = try Self.preset("1600x900")
     let plan = try BatchPlan(
       catalog: Self.catalog, presets: [.square, .og, .square, custom, .og, again], quoteCount: 2)
     #expect(plan.totalCount == 6, "three distinct presets for two quotes")
