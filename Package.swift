@@ -82,6 +82,7 @@ let package = Package(
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
         .product(name: "NIOHTTP1", package: "swift-nio"),
+        .product(name: "NIOExtras", package: "swift-nio-extras"),
         .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
         .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
         .product(name: "Prometheus", package: "swift-prometheus"),
@@ -138,6 +139,9 @@ let package = Package(
         "InnerPeaceQuery",
         .product(name: "HummingbirdTesting", package: "hummingbird"),
         .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOEmbedded", package: "swift-nio"),
+        .product(name: "NIOExtras", package: "swift-nio-extras"),
       ],
       swiftSettings: swiftSettings
     ),

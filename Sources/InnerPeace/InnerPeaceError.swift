@@ -1,7 +1,8 @@
 /// Everything that can go wrong between a request and its bytes, each with a one-line description
 /// meant for the person who made the request. The CLI maps these to exit codes, and the server to
-/// HTTP statuses, each in one place.
-public enum InnerPeaceError: Error, Equatable, Sendable, CustomStringConvertible {
+/// HTTP statuses, each in one place. `Codable` (synthesized) so that a render's error crosses the
+/// render worker wire as it is.
+public enum InnerPeaceError: Error, Equatable, Sendable, Codable, CustomStringConvertible {
   /// A catalog file could not be read at all.
   case catalogUnreadable(file: String, reason: String)
   /// A catalog JSON file is not valid JSON.
