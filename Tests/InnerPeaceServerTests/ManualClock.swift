@@ -19,6 +19,7 @@ final class ManualClock: Clock, Sendable {
   }
 
   private struct Watcher {
+    let id: Int
     let deadline: Instant
     let count: Int
     let continuation: CheckedContinuation<Void, Never>
@@ -29,6 +30,7 @@ final class ManualClock: Clock, Sendable {
     var nextID = 0
     var sleepers: [Int: Sleeper] = [:]
     var watchers: [Watcher] = []
+    var cancelledWatchers: Set<Int> = []
 
     func sleeping(until deadline: Instant) -> Int {
       sleepers.values.count(where: { $0.deadline == deadline && $0.continuation != nil })
@@ -86,15 +88,32 @@ final class ManualClock: Clock, Sendable {
     for continuation in woken { continuation.resume() }
   }
 
-  /// Returns once `count` tasks sleep until exactly `deadline`.
+  /// Returns once `count` tasks sleep until exactly `deadline`, or once the waiting task is
+  /// cancelled (a test's time limit), so that a test whose code never sleeps fails instead of
+  /// hanging.
   func waitForSleeper(until deadline: Instant, count: Int = 1) async {
-    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-      let now = state.withLock { state -> Bool in
-        if state.sleeping(until: deadline) >= count { return true }
-        state.watchers.append(Watcher(deadline: deadline, count: count, continuation: continuation))
-        return false
+    let id = state.withLock { state in
+      defer { state.nextID += 1 }
+      return state.nextID
+    }
+    await withTaskCancellationHandler {
+      await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        let now = state.withLock { state -> Bool in
+          if state.sleeping(until: deadline) >= count || state.cancelledWatchers.remove(id) != nil { return true }
+          state.watchers.append(Watcher(id: id, deadline: deadline, count: count, continuation: continuation))
+          return false
+        }
+        if now { continuation.resume() }
       }
-      if now { continuation.resume() }
+    } onCancel: {
+      let watcher = state.withLock { state -> Watcher? in
+        guard let index = state.watchers.firstIndex(where: { $0.id == id }) else {
+          state.cancelledWatchers.insert(id)
+          return nil
+        }
+        return state.watchers.remove(at: index)
+      }
+      watcher?.continuation.resume()
     }
   }
 }
