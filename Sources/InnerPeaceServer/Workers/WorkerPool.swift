@@ -61,6 +61,9 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
     case empty
   }
 
+  /// Waiting renders to resume, each with its worker or none (outside the lock).
+  private typealias Wakeups = [(CheckedContinuation<Lease?, Never>, Lease?)]
+
   private struct Waiter {
     let ticket: Int
     let pixels: Int
@@ -309,7 +312,7 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
         place(worker, in: index)
         return
       case .failure(let failure):
-        let (waiters, delay) = state.withLock { state -> ([(CheckedContinuation<Lease?, Never>, Lease?)], Duration?) in
+        let (waiters, delay) = state.withLock { state -> (Wakeups, Duration?) in
           state.slots[index] = .empty
           guard !state.stopping else { return ([], nil) }
           state.startFailures += 1
@@ -353,8 +356,10 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
         }
       } catch {
         giveBack(lease, keepingWorker: false)
-        logger.error("render worker failed", metadata: ["reason": .string(error.description)])
-        if error.requestUnsent && attempt == 1 { continue }
+        if error.requestUnsent && attempt == 1 {
+          logger.warning("render worker lost before a request", metadata: ["reason": .string(error.description)])
+          continue
+        }
         return .failed(.renderFailed(reason: "render \(error.description)"))
       }
     }
@@ -365,7 +370,7 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
   /// or `nil` when none can be had: the pool is stopping, no worker is running while start-ups
   /// fail, or none came within the start-up timeout.
   private func take(pixels: Int) async -> Lease? {
-    let (turn, others) = state.withLock { state -> (Turn, [(CheckedContinuation<Lease?, Never>, Lease?)]) in
+    let (turn, others) = state.withLock { state -> (Turn, Wakeups) in
       let ticket = state.nextTicket
       state.nextTicket += 1
       state.line.append(Waiter(ticket: ticket, pixels: pixels))
@@ -415,8 +420,8 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
   /// Hands idle workers to the first renders in line while their pixels fit the budget; refuses
   /// everyone waiting when no worker runs and start-ups fail. Returns the waiters to resume
   /// (outside the lock).
-  private func dispatch(_ state: inout State) -> [(CheckedContinuation<Lease?, Never>, Lease?)] {
-    var resumed: [(CheckedContinuation<Lease?, Never>, Lease?)] = []
+  private func dispatch(_ state: inout State) -> Wakeups {
+    var resumed: Wakeups = []
     if state.stopping || (state.startFailures > 0 && state.running == 0) {
       for waiter in state.line {
         if let continuation = waiter.continuation { resumed.append((continuation, nil)) }
@@ -442,7 +447,7 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
     return resumed
   }
 
-  private func resume(_ waiters: [(CheckedContinuation<Lease?, Never>, Lease?)]) {
+  private func resume(_ waiters: Wakeups) {
     for (continuation, lease) in waiters { continuation.resume(returning: lease) }
   }
 
