@@ -65,6 +65,11 @@ final class WorkerConnection: Sendable {
     let channel: any Channel
     do {
       channel = try await NIOPipeBootstrap(group: eventLoop)
+        // A card (hundreds of KiB) in a few large reads, not many small ones.
+        .channelOption(
+          .recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 4096, initial: 1 << 18, maximum: 1 << 22)
+        )
+        .channelOption(.maxMessagesPerRead, value: 16)
         .channelInitializer { channel in
           channel.eventLoop.makeCompletedFuture {
             try channel.pipeline.syncOperations.addHandlers(
