@@ -4,7 +4,6 @@ import HummingbirdCore
 import InnerPeace
 public import Logging
 import NIOCore
-import ServiceLifecycle
 
 /// Builds the whole service from one configuration, as Hummingbird's examples do: checks the
 /// configuration, loads the catalog (a corrupt one fails here, at start-up, not in a request),
