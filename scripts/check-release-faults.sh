@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Proves the render-fault triggers of the crash-isolation tests (INNERPEACE_FAULT_*, see
-# Sources/InnerPeaceServer/RenderWorker.swift) are compiled out of release builds: builds the
+# Sources/InnerPeaceServer/Workers/RenderWorker.swift) are compiled out of release builds: builds the
 # release binary and fails if any trigger name is in its bytes. The debug binary, for contrast,
 # must have them (else this check could not fail).
 set -euo pipefail

@@ -6,7 +6,9 @@
 #include <unistd.h>
 #ifdef __linux__
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #endif
+#include <errno.h>
 
 int innerpeace_spawn_worker(const char *path, char *const argv[], char *const envp[], int channel, pid_t *pid) {
   posix_spawn_file_actions_t actions;
@@ -48,4 +50,13 @@ int innerpeace_worker_prepare(pid_t parent) {
 #endif
   if (parent > 0 && getppid() != parent) return -1;
   return 0;
+}
+
+int innerpeace_pidfd_open(pid_t pid) {
+#if defined(__linux__) && defined(SYS_pidfd_open)
+  return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+  errno = ENOSYS;
+  return -1;
+#endif
 }

@@ -2,8 +2,9 @@
 /// the request, rendering, encoding), each with a one-line description meant for the person who
 /// made the request. The CLI maps these to exit codes, and the server to HTTP statuses, each in
 /// one place. A batch's plan and a schedule have errors of their own (``BatchPlanError``,
-/// ``ScheduleError``), which no render throws.
-public enum InnerPeaceError: Error, Equatable, Sendable, CustomStringConvertible {
+/// ``ScheduleError``), which no render throws. `Codable` (synthesized) so that a render's error
+/// crosses the render worker wire as it is.
+public enum InnerPeaceError: Error, Equatable, Sendable, Codable, CustomStringConvertible {
   /// A catalog file could not be read at all.
   case catalogUnreadable(file: String, reason: String)
   /// A catalog JSON file is not valid JSON.

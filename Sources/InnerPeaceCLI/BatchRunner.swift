@@ -128,13 +128,14 @@ final class BatchRunner: Sendable {
             format: item.format, showsAuthor: plan.showsAuthor, alignment: plan.alignment, includesReport: reports,
             language: plan.language)
         ).get()
-        let checksum = SHA256.hash(data: card.bytes).hex
+        let bytes = card.bytes
+        let checksum = SHA256.hash(data: bytes).hex
         try folder.journal(checksum: checksum, file: item.fileName)
-        try folder.write(card.bytes, named: item.fileName)
+        try folder.write(bytes, named: item.fileName)
         record(
           ManifestEntry(
             item: item, quote: quote, width: size.width, height: size.height, sha256: checksum,
-            missingGlyphs: card.missingGlyphs, report: card.report),
+            missingGlyphs: card.facts.missingGlyphs, report: card.facts.report),
           skipped: false)
       } catch let error as InnerPeaceError {
         fail(BatchFailure(file: item.fileName, reason: error.description))

@@ -199,7 +199,7 @@ struct ServeCommand: AsyncParsableCommand {
     let listening = Listening()
     let app: any ApplicationProtocol
     do {
-      app = try buildApplication(configuration: configuration) { port in
+      app = try await buildApplication(configuration: configuration) { port in
         listening.flag.store(true, ordering: .relaxed)
         // Through the log's writer: an unwritable stderr drops (and counts) the line, and the
         // server still starts.

@@ -4,18 +4,18 @@ import HummingbirdCore
 import InnerPeace
 public import Logging
 import NIOCore
-import ServiceLifecycle
 
 /// Builds the whole service from one configuration, as Hummingbird's examples do: checks the
 /// configuration, loads the catalog (a corrupt one fails here, at start-up, not in a request),
 /// makes the renderer, the logger (``LogFormat``, level), the metrics and the render pool (its
-/// worker processes are started and awaited), and the routes. Run the result with
-/// `runService()`; the render pool stops after the server has drained.
+/// worker processes are started and awaited, without blocking a thread), and the routes. Run the
+/// result with `runService()`; the render pool (a service of the group) stops its workers after
+/// the server has drained.
 /// - Throws: ``ServerConfigurationError`` for a bad configuration or a worker that cannot start,
 ///   and `InnerPeaceError` for a catalog or fonts that cannot load.
 public func buildApplication(
   configuration: ServerConfiguration, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
-) throws -> some ApplicationProtocol {
+) async throws -> some ApplicationProtocol {
   try configuration.validate()
   // The web page's files, read once: a broken install fails here, not in a request.
   do { _ = try PageAssets.bundled() } catch { throw ServerConfigurationError(error.description) }
@@ -42,7 +42,7 @@ public func buildApplication(
       """)
   }
   let service = CardService(renderer: renderer, configuration: configuration, logger: logger)
-  try service.waitUntilRenderersReady()
+  try await service.startRenderers()
   return buildApplication(service: service, logger: logger, onServerRunning: onServerRunning)
 }
 
@@ -55,16 +55,6 @@ public func makeLogger(_ configuration: ServerConfiguration) -> Logger {
     return Logger(label: "innerpeace") { label in JSONLogHandler(label: label, level: level) }
   case .text:
     return Logger(label: "innerpeace") { label in LogOutput.textHandler(label: label, level: level) }
-  }
-}
-
-/// Stops the render pool (and its worker processes) once the server has drained.
-struct RenderPoolService<Renderer: CardRendering>: Service {
-  let service: CardService<Renderer>
-
-  func run() async throws {
-    try? await gracefulShutdown()
-    try await service.shutdown()
   }
 }
 
@@ -104,6 +94,7 @@ public func buildApplication<Renderer: CardRendering>(
     onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
     logger: logger
   )
-  app.addServices(RenderPoolService(service: service))
+  // After the server in the group's order of shutdown: it stops once the server has drained.
+  app.addServices(service.pool)
   return app
 }

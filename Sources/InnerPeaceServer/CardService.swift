@@ -49,13 +49,16 @@ public final class CardService<Renderer: CardRendering>: Sendable {
   /// The content version that image URLs carry as `v=`.
   public var contentVersion: String { links.version }
 
-  /// Waits until the render worker processes have started (when renders run in them).
+  /// Starts the render worker processes (when renders run in them) and waits until they are
+  /// ready, without blocking a thread.
   /// - Throws: a one-line description of why a worker could not start.
-  public func waitUntilRenderersReady() throws {
-    do { try pool.waitUntilReady() } catch { throw ServerConfigurationError("render worker: \(error.description)") }
+  public func startRenderers() async throws {
+    do throws(WorkerFailure) { try await pool.start() } catch {
+      throw ServerConfigurationError("render worker: \(error.description)")
+    }
   }
 
-  /// Stops the render threads (and worker processes) after the server has drained.
+  /// Stops the render threads of a service run outside an application (tests).
   public func shutdown() async throws { try await pool.shutdown() }
 
   /// The card for a request: from the cache, or joined to an identical render in flight, or
@@ -86,7 +89,9 @@ public final class CardService<Renderer: CardRendering>: Sendable {
       metrics.recordRender(ContinuousClock.now - started, preset: request.preset, format: request.format)
       switch result {
       case .card(let card):
-        guard !card.bytes.isEmpty else { throw ServiceError(.internalServerError, "the card could not be rendered") }
+        guard card.body.readableBytes > 0 else {
+          throw ServiceError(.internalServerError, "the card could not be rendered")
+        }
         return ServedCard(card)
       case .unavailable(let seconds):
         metrics.rejected.increment()
@@ -145,22 +150,23 @@ struct ServedCard: Sendable {
   /// request that asked for one, which keeps this and not the image.
   let report: ByteBuffer?
 
-  init(_ card: RenderedCard) {
-    if let report = card.report {
+  init(_ card: FinishedCard) {
+    let facts = card.facts
+    if let report = facts.report {
       // A report's request wants the report, not the image: the cache holds only what is sent.
       body = ByteBuffer()
       self.report = ByteBuffer(bytes: report.json)
     } else {
-      body = ByteBuffer(bytes: card.bytes)
+      body = card.body
       self.report = nil
     }
-    format = card.format
-    quoteIndex = card.quoteIndex
-    picture = card.picture
-    fontSize = card.fontSize
-    truncated = card.truncated
-    missingGlyphs = card.missingGlyphs
-    shareMessage = card.shareMessage
+    format = facts.format
+    quoteIndex = facts.quoteIndex
+    picture = facts.picture
+    fontSize = facts.fontSize
+    truncated = facts.truncated
+    missingGlyphs = facts.missingGlyphs
+    shareMessage = facts.shareMessage
   }
 
   var byteCount: Int { body.readableBytes + (report?.readableBytes ?? 0) }

@@ -3,6 +3,7 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOPosix
 import Prometheus
+import ServiceLifecycle
 
 /// Runs renders off the event loop on a fixed number of threads, behind an admission limit.
 ///
@@ -12,14 +13,17 @@ import Prometheus
 /// `queuedPerClient` waiting (``RenderGate``), so while one floods the pool with costly cards
 /// another still gets a worker.
 ///
-/// With ``RenderIsolation/processes(_:)`` each thread hands its render to one of as many worker
-/// processes (``WorkerPool``) and waits for the answer, so a render that traps costs one request
-/// instead of the server; with ``RenderIsolation/threads`` the threads render themselves.
-final class RenderPool: Sendable {
+/// With ``RenderIsolation/processes(_:)`` each render goes to one of as many worker processes
+/// (``WorkerPool``), so a render that traps costs one request instead of the server; with
+/// ``RenderIsolation/threads`` it runs on one of as many threads in this process.
+///
+/// A `Service` of the application's group: it supervises the worker processes, and once the
+/// server has drained (graceful shutdown) it stops them and the threads.
+final class RenderPool: Service, Sendable {
   let workers: Int
   let queueDepth: Int
   private let threads: NIOThreadPool
-  private let processes: WorkerPool?
+  private let processes: WorkerPool<ContinuousClock>?
   let gate: RenderGate
 
   init(
@@ -39,15 +43,24 @@ final class RenderPool: Sendable {
     case .processes(let launch):
       processes = WorkerPool(
         count: workers, launch: launch, renderTimeout: renderTimeout, restingLimitBytes: workerRestingLimitBytes,
-        pixelBudget: pixelBudget, registry: registry, logger: logger)
+        pixelBudget: pixelBudget, clock: ContinuousClock(), registry: registry, logger: logger)
     }
   }
 
-  /// Waits until the worker processes (if any) have started; throws if one cannot start.
-  func waitUntilReady() throws(WorkerFailure) { try processes?.waitUntilReady() }
+  /// Starts the worker processes (if any) and waits until they are ready; throws if one cannot
+  /// start.
+  func start() async throws(WorkerFailure) { try await processes?.start() }
 
-  /// Worker processes running, or `nil` when renders run on threads in this process.
-  var runningWorkerProcesses: Int? { processes?.runningCount }
+  /// Supervises the worker processes (if any) until graceful shutdown, then stops them and the
+  /// threads.
+  func run() async throws {
+    if let processes {
+      try await processes.run()
+    } else {
+      try? await gracefulShutdown()
+    }
+    try await threads.shutdownGracefully()
+  }
 
   /// Renders one admitted card on a pool thread (in a worker process or on the thread itself),
   /// once its client's turn has come.
@@ -56,13 +69,11 @@ final class RenderPool: Sendable {
   ) async throws -> RenderOutcome {
     await gate.startRendering(client: admission.client)
     defer { gate.stopRendering(client: admission.client) }
-    if let processes {
-      return try await threads.runIfActive { processes.render(request) }
-    }
+    if let processes { return await processes.render(request) }
     return try await threads.runIfActive { () -> RenderOutcome in
       RenderFaults.inject(for: request)
       do throws(InnerPeaceError) {
-        return .card(try renderer.render(request))
+        return .card(FinishedCard(try renderer.render(request)))
       } catch {
         return .failed(error)
       }
@@ -78,8 +89,10 @@ final class RenderPool: Sendable {
 
   fileprivate func release(client: String?) { gate.leave(client: client) }
 
+  /// Stops the threads, for a pool outside a service group (with threads only: worker
+  /// processes stop with the group's graceful shutdown).
   func shutdown() async throws {
-    await processes?.shutdown()
+    processes?.requestStop()
     try await threads.shutdownGracefully()
   }
 

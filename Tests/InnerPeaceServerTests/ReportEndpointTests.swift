@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import InnerPeace
 import NIOConcurrencyHelpers
+import NIOCore
 import Testing
 
 @testable import InnerPeaceServer
@@ -118,36 +119,35 @@ final class RecordingRenderer: CardRendering {
 }
 
 /// The report over the worker wire: a request carries the flag, a card its report, only when
-/// asked (an empty optional string otherwise: five bytes).
+/// asked.
 @Suite struct ReportWireTests {
   @Test func requestFlagRoundTrips() throws {
-    let request = CardRequest(seed: 3, includesReport: true)
-    #expect(try WorkerWire.decodeRequest(WorkerWire.encode(request)).includesReport)
-    #expect(try !WorkerWire.decodeRequest(WorkerWire.encode(CardRequest(seed: 3))).includesReport)
+    #expect(try wireRoundTrip(CardRequest(seed: 3, includesReport: true))?.includesReport == true)
+    #expect(try wireRoundTrip(CardRequest(seed: 3))?.includesReport == false)
   }
 
-  @Test func reportRoundTripsAndCostsFiveBytesWhenAbsent() throws {
+  @Test func reportRoundTripsOnlyWhenAsked() throws {
     let base = try realRenderer()
     let plain = try base.render(CardRequest(preset: .custom(try CanvasSize(width: 300, height: 200)), seed: 4))
     let reported = try base.render(
       CardRequest(preset: .custom(try CanvasSize(width: 300, height: 200)), seed: 4, includesReport: true))
     let report = try #require(reported.report)
-    let plainFacts = WorkerWire.encodeFacts(plain)
-    let reportedFacts = WorkerWire.encodeFacts(reported)
-    #expect(try WorkerWire.decodeCard(facts: plainFacts, bytes: plain.bytes).report == nil)
-    #expect(try WorkerWire.decodeCard(facts: reportedFacts, bytes: reported.bytes).report == report)
-    #expect(plainFacts.count + WorkerWire.encodeReport(report).utf8.count == reportedFacts.count)
+    #expect(try wireRoundTrip(plain)?.facts.report == nil)
+    #expect(try wireRoundTrip(reported)?.facts.report == report)
+    #expect(try wireRoundTrip(reported)?.bytes == reported.bytes)
     // A damaged report is a bad frame, not a crash.
-    var damaged = reportedFacts
-    damaged[damaged.count - 2] = UInt8(ascii: "[")
-    #expect(throws: WireError.self) { try WorkerWire.decodeCard(facts: damaged, bytes: reported.bytes) }
+    let frame = WorkerFrame(.card(CardFacts(reported), restingBytes: 0)).encoded()
+    var damaged = frame
+    damaged.setInteger(UInt8(ascii: "["), at: frame.readableBytes - 3)
+    let garbled = damaged
+    #expect(throws: WorkerWireError.self) { try WorkerFrame(decoding: garbled) }
   }
 }
 
 extension ReportWireTests {
   /// The largest report a text within the limits makes (a run per character: 5,000 characters
-  /// alternating Latin and Hebrew, on a canvas wide enough to set them all) fits in a frame header.
-  @Test func theLargestReportFitsInAFrame() throws {
+  /// alternating Latin and Hebrew, on a canvas wide enough to set them all) crosses the wire.
+  @Test func theLargestReportCrossesTheWire() throws {
     let text = String(repeating: "a\u{05D0}", count: Limits.maximumTextCharacters / 2)
     let card = try realRenderer().render(
       CardRequest(
@@ -155,12 +155,9 @@ extension ReportWireTests {
         format: .jpeg, includesReport: true))
     let report = try #require(card.report)
     #expect(report.runs.count >= 4_000, "\(report.runs.count) runs: the text was cut short")
-    let facts = WorkerWire.encodeFacts(card)
-    #expect(facts.count > 1 << 20, "the case this guards: more than the old 1 MiB limit")
-    #expect(facts.count <= WorkerWire.maximumHeaderLength)
-    #expect(try WorkerWire.decodeCard(facts: facts, bytes: card.bytes).report == report)
-    let prefix = WorkerWire.prefix(.card, headerLength: facts.count, bodyLength: card.bytes.count)
-    #expect(throws: Never.self) { try WorkerWire.parsePrefix(prefix) }
+    let header = WorkerFrame.encodedHeader(WorkerWireHeader(.card(CardFacts(card), restingBytes: 0)))
+    #expect(header.count > 1 << 20, "the case this guards: more than the old 1 MiB limit")
+    #expect(try wireRoundTrip(card)?.facts.report == report)
   }
 }
 

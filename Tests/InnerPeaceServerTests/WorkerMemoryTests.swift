@@ -6,24 +6,29 @@ import Testing
 
 @testable import InnerPeaceServer
 
-/// The worker pool's memory rules, on real worker processes of the debug build: a worker holding
-/// more than its limit at rest is replaced after its render, and the cards rendering at once stay
-/// within the pixel budget.
-@Suite(.serialized, .tags(.process, .binary)) struct WorkerMemoryTests {
-  static let slow = "memory-test-slow"
+#if canImport(Glibc)
+  import Glibc
+#endif
 
-  static func pool(count: Int, restingLimitBytes: Int?, pixelBudget: Int) throws -> (
-    WorkerPool, PrometheusCollectorRegistry
-  ) {
+/// The worker pool on real worker processes of the debug build, its deadlines on a clock the test
+/// moves: a worker holding more than its limit at rest is replaced after its render, the cards
+/// rendering at once stay within the pixel budget, a render past its deadline is killed, and a
+/// worker that dies while idle is replaced.
+@Suite(.serialized, .tags(.process, .binary)) struct WorkerMemoryTests {
+  static let hang = "memory-test-hang"
+  static let renderTimeout = Duration.seconds(5)
+
+  static func pool<C: Clock<Duration>>(
+    count: Int, restingLimitBytes: Int?, pixelBudget: Int, clock: C, environment: [String: String] = [:]
+  ) throws -> (WorkerPool<C>, PrometheusCollectorRegistry) {
     let binary = try ServerProcess.binary()
     let launch = WorkerLaunch(
       executable: binary.path, arguments: [binary.path, "render-worker", "--background-cache-mb", "0"],
-      environment: ["INNERPEACE_FAULT_SLOW_TEXT": slow])
+      environment: ["INNERPEACE_FAULT_HANG_TEXT": hang].merging(environment) { $1 })
     let registry = PrometheusCollectorRegistry()
     let pool = WorkerPool(
-      count: count, launch: launch, renderTimeout: .seconds(60), restingLimitBytes: restingLimitBytes,
-      pixelBudget: pixelBudget, registry: registry, logger: Logger(label: "test"))
-    try pool.waitUntilReady()
+      count: count, launch: launch, renderTimeout: renderTimeout, restingLimitBytes: restingLimitBytes,
+      pixelBudget: pixelBudget, clock: clock, registry: registry, logger: Logger(label: "test"))
     return (pool, registry)
   }
 
@@ -33,59 +38,136 @@ import Testing
     return metricValue(String(decoding: buffer, as: UTF8.self), name)
   }
 
+  /// Runs `body` with the pool started and supervised, then stops it.
+  static func withRunningPool<C: Clock<Duration>>(
+    _ pool: WorkerPool<C>, _ body: () async throws -> Void
+  ) async throws {
+    try await pool.start()
+    let supervisor = Task { try await pool.run() }
+    do {
+      try await body()
+    } catch {
+      pool.requestStop()
+      _ = await supervisor.result
+      throw error
+    }
+    pool.requestStop()
+    try await supervisor.value
+  }
+
   /// With a limit every worker exceeds, each render still succeeds, and then its worker is
   /// replaced (not counted as a failure); with no limit the same worker serves every render.
   @Test(.timeLimit(.minutes(2)))
   func workerOverItsMemoryIsReplacedAfterItsRender() async throws {
-    let (pool, registry) = try Self.pool(count: 1, restingLimitBytes: 1, pixelBudget: .max)
-    for index in 0..<3 {
-      let outcome = pool.render(CardRequest(quote: .text("retire \(index)", author: nil), seed: 1))
-      guard case .card(let card) = outcome else {
-        Issue.record("render \(index): \(outcome)")
-        continue
+    let (pool, registry) = try Self.pool(count: 1, restingLimitBytes: 1, pixelBudget: .max, clock: ContinuousClock())
+    try await Self.withRunningPool(pool) {
+      for index in 0..<3 {
+        let outcome = await pool.render(CardRequest(quote: .text("retire \(index)", author: nil), seed: 1))
+        guard case .card(let card) = outcome else {
+          Issue.record("render \(index): \(outcome)")
+          continue
+        }
+        #expect(card.facts.format == .png && imageDimensions(card.bytes).map { $0.width == 1200 } == true)
       }
-      #expect(card.size.width == 1200)
     }
     // Each worker reported its memory before its render, over 1 byte: each served one card.
     #expect(Self.metric(registry, "innerpeace_render_worker_retirements_total") == 3)
     #expect(Self.metric(registry, "innerpeace_render_worker_failures_total") == 0)
-    await pool.shutdown()
 
-    let (steady, steadyRegistry) = try Self.pool(count: 1, restingLimitBytes: nil, pixelBudget: .max)
-    for index in 0..<3 {
-      guard case .card = steady.render(CardRequest(quote: .text("keep \(index)", author: nil), seed: 1)) else {
-        Issue.record("render \(index) failed")
-        continue
-      }
-    }
-    #expect(Self.metric(steadyRegistry, "innerpeace_render_worker_retirements_total") == 0)
-    await steady.shutdown()
-  }
-
-  /// Two slow og cards (each sleeps 2 s in its worker) on two workers: within a budget of one og
-  /// card they run one after the other (4 s at least); with room for both, side by side.
-  @Test(.timeLimit(.minutes(2)))
-  func pixelBudgetSerialisesLargeRenders() async throws {
-    let og = 1200 * 630
-    for (budget, serial) in [(og, true), (2 * og, false)] {
-      let (pool, _) = try Self.pool(count: 2, restingLimitBytes: nil, pixelBudget: budget)
-      let started = ContinuousClock.now
-      async let first = onOwnThread { pool.render(CardRequest(quote: .text(Self.slow, author: nil), seed: 1)) }
-      async let second = onOwnThread { pool.render(CardRequest(quote: .text(Self.slow, author: nil), seed: 2)) }
-      let outcomes = try await [first, second]
-      let elapsed = ContinuousClock.now - started
-      for outcome in outcomes {
-        guard case .card = outcome else {
-          Issue.record("budget \(budget): \(outcome)")
+    let (steady, steadyRegistry) = try Self.pool(
+      count: 1, restingLimitBytes: nil, pixelBudget: .max, clock: ContinuousClock())
+    try await Self.withRunningPool(steady) {
+      let first = steady.pids
+      for index in 0..<3 {
+        guard case .card = await steady.render(CardRequest(quote: .text("keep \(index)", author: nil), seed: 1)) else {
+          Issue.record("render \(index) failed")
           continue
         }
       }
-      if serial {
-        #expect(elapsed >= .seconds(4), "within one card's budget the renders overlapped: \(elapsed)")
-      } else {
-        #expect(elapsed < .seconds(4), "with room for both the renders did not overlap: \(elapsed)")
+      #expect(steady.pids == first, "the same worker served every render")
+    }
+    #expect(Self.metric(steadyRegistry, "innerpeace_render_worker_retirements_total") == 0)
+  }
+
+  /// Two og cards that hang in their workers, on two workers: within a budget of one og card the
+  /// second waits in line while the first renders (and gets a worker only when the first is
+  /// killed at its deadline); with room for both, both render at once. The deadlines pass when the
+  /// test moves the clock, and each render ends with the deadline's 500.
+  @Test(.timeLimit(.minutes(2)))
+  func pixelBudgetSerialisesLargeRendersAndDeadlinesKill() async throws {
+    let og = 1200 * 630
+    for (budget, serial) in [(og, true), (2 * og, false)] {
+      let clock = ManualClock()
+      let (pool, registry) = try Self.pool(count: 2, restingLimitBytes: nil, pixelBudget: budget, clock: clock)
+      try await Self.withRunningPool(pool) {
+        let start = clock.now
+        let first = Task { await pool.render(CardRequest(quote: .text(Self.hang, author: nil), seed: 1)) }
+        // The first render is on a worker (its deadline is set) before the second asks.
+        await clock.waitForSleeper(until: start.advanced(by: Self.renderTimeout))
+        let second = Task { await pool.render(CardRequest(quote: .text(Self.hang, author: nil), seed: 2)) }
+        if serial {
+          // The second waits for a worker (up to the start-up timeout) though one is idle.
+          await clock.waitForSleeper(until: start.advanced(by: pool.startTimeout))
+          #expect(pool.counts == (busy: 1, waiting: 1), "budget \(budget): \(pool.counts)")
+          clock.advance(by: Self.renderTimeout)
+          Self.expectDeadline(await first.value)
+          // Now the second renders, with its own deadline.
+          await clock.waitForSleeper(until: start.advanced(by: Self.renderTimeout * 2))
+          #expect(pool.counts.busy == 1, "budget \(budget): \(pool.counts)")
+          clock.advance(by: Self.renderTimeout)
+          Self.expectDeadline(await second.value)
+        } else {
+          await clock.waitForSleeper(until: start.advanced(by: Self.renderTimeout), count: 2)
+          #expect(pool.counts == (busy: 2, waiting: 0), "budget \(budget): \(pool.counts)")
+          clock.advance(by: Self.renderTimeout)
+          Self.expectDeadline(await first.value)
+          Self.expectDeadline(await second.value)
+        }
       }
-      await pool.shutdown()
+      #expect(Self.metric(registry, "innerpeace_render_worker_failures_total") == 2)
+    }
+  }
+
+  static func expectDeadline(_ outcome: RenderOutcome, sourceLocation: SourceLocation = #_sourceLocation) {
+    guard case .failed(.renderFailed(let reason)) = outcome else {
+      Issue.record("not a failed render: \(outcome)", sourceLocation: sourceLocation)
+      return
+    }
+    #expect(reason.contains("gave no answer before the deadline"), "\(reason)", sourceLocation: sourceLocation)
+  }
+
+  /// A worker killed while idle is seen without any request: the workers gauge drops (and stays
+  /// down while its replacement cannot start, backing off on the test's clock), the failures are
+  /// counted, the dead worker is reaped, and once a worker can start the gauge is back to two.
+  @Test(.timeLimit(.minutes(1)))
+  func idleWorkerDeathIsSeenWithoutARequest() async throws {
+    let flag = FileManager.default.temporaryDirectory.appendingPathComponent("innerpeace-no-start-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: flag) }
+    let clock = ManualClock()
+    let (pool, registry) = try Self.pool(
+      count: 2, restingLimitBytes: nil, pixelBudget: .max, clock: clock,
+      environment: ["INNERPEACE_FAULT_START_FILE": flag.path])
+    try await Self.withRunningPool(pool) {
+      #expect(Self.metric(registry, "innerpeace_render_workers") == 2)
+      let victim = try #require(pool.pids[0])
+      _ = FileManager.default.createFile(atPath: flag.path, contents: Data())
+      #expect(kill(victim, SIGKILL) == 0)
+      // Its replacement failed to start and backs off 0.25 s on the test's clock.
+      let backOff = Duration.milliseconds(250)
+      await clock.waitForSleeper(until: clock.now.advanced(by: backOff))
+      #expect(Self.metric(registry, "innerpeace_render_workers") == 1)
+      #expect(Self.metric(registry, "innerpeace_render_worker_failures_total") == 2, "the death and one start-up")
+      #expect(processStat(victim) == nil, "reaped: \(String(describing: processStat(victim)))")
+      try FileManager.default.removeItem(at: flag)
+      clock.advance(by: backOff)
+      // Bounded: a worker starts in well under a second.
+      var polls = 0
+      while Self.metric(registry, "innerpeace_render_workers") != 2, polls < 2_000 {
+        polls += 1
+        try await Task.sleep(for: .milliseconds(10))
+      }
+      #expect(Self.metric(registry, "innerpeace_render_workers") == 2)
+      #expect(pool.pids.allSatisfy { $0 != nil && $0 != victim })
     }
   }
 }

@@ -18,4 +18,9 @@ int innerpeace_spawn_worker(const char *path, char *const argv[], char *const en
 /// death signal was armed.
 int innerpeace_worker_prepare(pid_t parent);
 
+/// A descriptor that becomes readable when process `pid` (a child) ends, for the server to reap
+/// it the moment it does (Linux's pidfd_open, which glibc 2.36 has no Swift-visible prototype
+/// for). Returns the descriptor (close-on-exec), or -1 with errno set.
+int innerpeace_pidfd_open(pid_t pid);
+
 #endif

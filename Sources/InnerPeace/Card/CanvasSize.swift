@@ -40,3 +40,27 @@ public struct CanvasSize: Hashable, Sendable, CustomStringConvertible {
 
   public var description: String { "\(width)x\(height)" }
 }
+
+extension CanvasSize: Codable {
+  private enum CodingKeys: String, CodingKey { case width, height }
+
+  /// Decodes a width and a height, checked against ``Limits`` as ``init(width:height:)`` checks
+  /// them: out of limits is a `DecodingError`.
+  public init(from decoder: any Decoder) throws {
+    let container = try decoder.container(keyedBy: CodingKeys.self)
+    let width = try container.decode(Int.self, forKey: .width)
+    let height = try container.decode(Int.self, forKey: .height)
+    do {
+      try self.init(width: width, height: height)
+    } catch {
+      throw DecodingError.dataCorruptedError(
+        forKey: .width, in: container, debugDescription: error.description)
+    }
+  }
+
+  public func encode(to encoder: any Encoder) throws {
+    var container = encoder.container(keyedBy: CodingKeys.self)
+    try container.encode(width, forKey: .width)
+    try container.encode(height, forKey: .height)
+  }
+}

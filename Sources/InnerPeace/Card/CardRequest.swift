@@ -1,5 +1,5 @@
 /// An output image format.
-public enum ImageFormat: String, CaseIterable, Hashable, Sendable {
+public enum ImageFormat: String, CaseIterable, Hashable, Sendable, Codable {
   case png
   case jpeg
   case webp
@@ -36,7 +36,7 @@ public enum ImageFormat: String, CaseIterable, Hashable, Sendable {
 }
 
 /// How the lines of the quote sit inside the text block.
-public enum TextAlignment: String, CaseIterable, Hashable, Sendable {
+public enum TextAlignment: String, CaseIterable, Hashable, Sendable, Codable {
   /// Left for left-to-right scripts, right for right-to-left ones, as the app did.
   case natural
   /// Every line centred.
@@ -44,7 +44,7 @@ public enum TextAlignment: String, CaseIterable, Hashable, Sendable {
 }
 
 /// Which quote goes on the card.
-public enum QuoteChoice: Hashable, Sendable {
+public enum QuoteChoice: Hashable, Sendable, Codable {
   /// A quote picked by the request's seed.
   case random
   /// The catalog quote at this index (0-based).
@@ -54,7 +54,7 @@ public enum QuoteChoice: Hashable, Sendable {
 }
 
 /// Which photo goes behind the quote.
-public enum PictureChoice: Hashable, Sendable {
+public enum PictureChoice: Hashable, Sendable, Codable {
   /// A picture picked by the request's seed.
   case random
   /// The catalog picture with this file name.
@@ -62,7 +62,8 @@ public enum PictureChoice: Hashable, Sendable {
 }
 
 /// Everything that decides a card's bytes. Equal requests (with a seed) give equal bytes.
-public struct CardRequest: Hashable, Sendable {
+/// `Codable` (synthesized, every part typed) so that it crosses the render worker wire as it is.
+public struct CardRequest: Hashable, Sendable, Codable {
   public var preset: Preset
   public var quote: QuoteChoice
   public var picture: PictureChoice

@@ -60,3 +60,22 @@ public struct LanguageTag: Sendable, Hashable, CustomStringConvertible {
     language == "zh" && (script == "Hant" || (script == nil && ["TW", "HK", "MO"].contains(region ?? "")))
   }
 }
+
+extension LanguageTag: Codable {
+  /// Decodes the tag's text, in the strict form ``init(_:)`` accepts: any other text is a
+  /// `DecodingError`.
+  public init(from decoder: any Decoder) throws {
+    let container = try decoder.singleValueContainer()
+    let text = try container.decode(String.self)
+    guard let tag = LanguageTag(text) else {
+      throw DecodingError.dataCorruptedError(in: container, debugDescription: "'\(text)' is not a language tag")
+    }
+    self = tag
+  }
+
+  /// Encodes the normalised tag (``description``).
+  public func encode(to encoder: any Encoder) throws {
+    var container = encoder.singleValueContainer()
+    try container.encode(description)
+  }
+}

@@ -1,5 +1,5 @@
 /// A named card shape, or any `WxH` within ``Limits``.
-public enum Preset: Hashable, Sendable, CustomStringConvertible {
+public enum Preset: Hashable, Sendable, Codable, CustomStringConvertible {
   /// The app's iPad card: 2048 x 1536, the app's geometry exactly.
   case classic
   /// Open Graph / link previews: 1200 x 630. The default.

@@ -1,0 +1,200 @@
+import CInnerPeaceProcess
+import Foundation
+public import InnerPeace
+import NIOCore
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// The render worker process's side: `innerpeace render-worker` loads the catalog and fonts once,
+/// then calls ``serve(renderer:afterRender:)``, which renders requests from stdin to stdout until
+/// stdin closes. A single-purpose child process: its I/O blocks.
+public enum RenderWorker {
+  /// Runs the worker loop; returns the process exit status (0 when the server closed stdin).
+  ///
+  /// First it arms the parent-death signal and ignores SIGINT and SIGTERM (the server drains,
+  /// then stops its workers), and moves stdout aside so that nothing printed by a library can
+  /// garble a frame (fd 1 then points at stderr, the server's log). Then it answers the server's
+  /// hello (refusing another wire version) with ready, and each render request with a card or a
+  /// failure, which carries its memory at rest before the render (for `--worker-memory-mb`).
+  ///
+  /// - Parameter afterRender: called after each answer is sent (a card or a failure), so the
+  ///   process can hand freed memory back to the system before it reports its memory at rest.
+  public static func serve(renderer: CardRenderer, afterRender: () -> Void = {}) -> Int32 {
+    let parent = ProcessInfo.processInfo.environment[WorkerLaunch.parentVariable].flatMap { pid_t($0) } ?? 0
+    guard innerpeace_worker_prepare(parent) == 0 else { return 1 }
+    if RenderFaults.failsAtStart { return 3 }
+    let output = fcntl(1, F_DUPFD_CLOEXEC, 3)
+    guard output >= 0, dup2(2, 1) == 1 else { return 1 }
+    let stream = BlockingFrameStream(input: 0, output: output)
+    do throws(BlockingFrameStream.Failure) {
+      guard case .hello = try stream.receive()?.message else { throw .wire(.malformed("no hello frame")) }
+      try stream.send(.ready)
+      while let header = try stream.receive() {
+        guard case .render(let request) = header.message else { throw .wire(.malformed("not a render request")) }
+        let resting = restingBytes()
+        RenderFaults.inject(for: request, catalog: renderer.catalog)
+        switch Result(catching: { () throws(InnerPeaceError) in try renderer.render(request) }) {
+        case .success(let card):
+          try stream.send(.card(CardFacts(card), restingBytes: resting), body: card.bytes)
+        case .failure(let error):
+          try stream.send(.failure(error, restingBytes: resting))
+        }
+        afterRender()
+      }
+      return 0
+    } catch {
+      LogOutput.write("innerpeace render-worker \(getpid()): \(error.description)\n")
+      return 1
+    }
+  }
+
+  /// The process's resident memory that is its own: resident pages less those shared with other
+  /// processes (the binary, the fonts), from `/proc/self/statm`; 0 where that is not available.
+  /// Read between renders, it is what the worker holds at rest: its caches and heap.
+  public static func restingBytes() -> Int {
+    guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+    let fields = statm.split(separator: " ").compactMap { Int($0) }
+    guard fields.count >= 3 else { return 0 }
+    return max(0, fields[1] - fields[2]) * Int(sysconf(Int32(_SC_PAGESIZE)))
+  }
+}
+
+/// The worker's side of the wire: the frames ``WorkerConnection`` exchanges through NIO's
+/// length-field codecs, read and written with blocking calls on two descriptors.
+struct BlockingFrameStream {
+  let input: Int32
+  let output: Int32
+
+  enum Failure: Error, CustomStringConvertible {
+    /// A system call failed (EPIPE when the server is gone).
+    case system(call: String, errno: Int32)
+    /// The server closed the connection in the middle of a frame.
+    case cutShort
+    case wire(WorkerWireError)
+
+    var description: String {
+      switch self {
+      case .system(let call, let number): "\(call) failed: \(String(cString: strerror(number)))"
+      case .cutShort: "the connection closed in the middle of a frame"
+      case .wire(let error): error.description
+      }
+    }
+  }
+
+  /// The next frame's header (its body, which only cards have, is dropped), or `nil` when the
+  /// server has closed the connection between frames.
+  func receive() throws(Failure) -> WorkerWireHeader? {
+    guard let prefix = try readExactly(4) else { return nil }
+    let length = prefix.reduce(0) { $0 << 8 | Int($1) }
+    guard let frame = try readExactly(length) else { throw .cutShort }
+    do throws(WorkerWireError) { return try WorkerFrame(decoding: ByteBuffer(bytes: frame)).header } catch {
+      throw .wire(error)
+    }
+  }
+
+  /// Sends one frame: the length field, the header's length and the header, then the body.
+  func send(_ message: WorkerWireHeader.Message, body: [UInt8] = []) throws(Failure) {
+    let header = WorkerFrame.encodedHeader(WorkerWireHeader(message))
+    var head: [UInt8] = []
+    head.reserveCapacity(8 + header.count)
+    for length in [4 + header.count + body.count, header.count] {
+      head += [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: length >> $0) }
+    }
+    head += header
+    try writeAll(head)
+    try writeAll(body)
+  }
+
+  private func writeAll(_ bytes: [UInt8]) throws(Failure) {
+    var failure: Failure?
+    bytes.withUnsafeBytes { buffer in
+      var sent = 0
+      while sent < buffer.count {
+        let count = write(output, buffer.baseAddress! + sent, buffer.count - sent)
+        if count < 0 {
+          if errno == EINTR { continue }
+          failure = .system(call: "write", errno: errno)
+          return
+        }
+        sent += count
+      }
+    }
+    if let failure { throw failure }
+  }
+
+  /// Exactly `count` bytes, or `nil` when the connection closes before the first of them.
+  private func readExactly(_ count: Int) throws(Failure) -> [UInt8]? {
+    var failure: Failure?
+    var closed = false
+    let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+      while initialized < count {
+        let got = read(input, buffer.baseAddress! + initialized, count - initialized)
+        if got == 0 {
+          if initialized == 0 { closed = true } else { failure = .cutShort }
+          return
+        }
+        if got < 0 {
+          if errno == EINTR { continue }
+          if errno == ECONNRESET, initialized == 0 {
+            closed = true
+          } else {
+            failure = .system(call: "read", errno: errno)
+          }
+          return
+        }
+        initialized += got
+      }
+    }
+    if let failure { throw failure }
+    return closed ? nil : bytes
+  }
+}
+
+/// Faults on purpose, for the tests that prove a crashing render costs one request and not the
+/// server. Compiled only into debug builds: a release binary has no trigger at all (the test suite
+/// and `scripts/check-release-faults.sh` check that its bytes hold none of these names).
+///
+/// Each variable names a quote text; a request with exactly that text (its own, or in a worker
+/// the catalog quote it asks for by index) then
+/// - `INNERPEACE_FAULT_TRAP_TEXT`: traps (an overflowing Double-to-Int32 conversion, SIGILL);
+/// - `INNERPEACE_FAULT_ABORT_TEXT`: aborts (SIGABRT, as a C library's failed assertion does);
+/// - `INNERPEACE_FAULT_SLOW_TEXT`: sleeps 2 s, then renders normally;
+/// - `INNERPEACE_FAULT_HANG_TEXT`: never answers.
+/// And `INNERPEACE_FAULT_START_FILE` names a file: while it exists, a worker exits at start-up.
+enum RenderFaults {
+  #if DEBUG
+    private static let environment = ProcessInfo.processInfo.environment
+
+    static func inject(for request: CardRequest, catalog: Catalog? = nil) {
+      let text: String
+      switch request.quote {
+      case .text(let own, _): text = own
+      case .index(let index):
+        guard let catalog, catalog.quotes.indices.contains(index) else { return }
+        text = catalog.quotes[index].text
+      default: return
+      }
+      if text == environment["INNERPEACE_FAULT_TRAP_TEXT"] {
+        let scale = -Double(text.utf8.count) * 1e12
+        _ = Int32(scale)
+      }
+      if text == environment["INNERPEACE_FAULT_ABORT_TEXT"] { abort() }
+      if text == environment["INNERPEACE_FAULT_SLOW_TEXT"] { usleep(2_000_000) }
+      if text == environment["INNERPEACE_FAULT_HANG_TEXT"] {
+        while true { sleep(3600) }
+      }
+    }
+
+    /// Whether a worker should fail at start-up now.
+    static var failsAtStart: Bool {
+      environment["INNERPEACE_FAULT_START_FILE"].map { FileManager.default.fileExists(atPath: $0) } ?? false
+    }
+  #else
+    @inline(__always) static func inject(for request: CardRequest, catalog: Catalog? = nil) {}
+    static var failsAtStart: Bool { false }
+  #endif
+}

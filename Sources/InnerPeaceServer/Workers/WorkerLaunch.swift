@@ -1,0 +1,21 @@
+/// How the server starts a render worker: its own executable with the hidden `render-worker`
+/// subcommand, say. The worker speaks the worker wire (``WorkerWireHeader``) on stdin and stdout
+/// (see ``RenderWorker``).
+public struct WorkerLaunch: Sendable {
+  /// The file to execute; `/proc/self/exe` runs the very binary the server runs, even if the file
+  /// on disk has been replaced since.
+  public var executable: String
+  /// `argv`, `argv[0]` included.
+  public var arguments: [String]
+  /// Extra environment variables, on top of the server's own.
+  public var environment: [String: String] = [:]
+
+  public init(executable: String, arguments: [String], environment: [String: String] = [:]) {
+    self.executable = executable
+    self.arguments = arguments
+    self.environment = environment
+  }
+
+  /// The environment variable that tells a worker its parent's pid, to check it at start-up.
+  static let parentVariable = "INNERPEACE_WORKER_PARENT"
+}

@@ -1,0 +1,512 @@
+import InnerPeace
+import Logging
+import NIOCore
+import NIOPosix
+import Prometheus
+import ServiceLifecycle
+import Synchronization
+
+/// A fixed number of render worker processes (``WorkerConnection``), and their supervisor: a
+/// swift-service-lifecycle `Service` in the application's `ServiceGroup`.
+///
+/// Each render takes an idle worker, in arrival order, sends it the request and waits for the
+/// answer, with a deadline. A worker that dies (a trap, an abort, a signal), closes, garbles its
+/// answer or misses the deadline (it is killed) costs that one request a 500. A worker that dies
+/// while idle is seen the moment it does (its exit watch). Either way it is reaped, counted
+/// (`innerpeace_render_worker_failures`), logged and replaced at once by the supervisor. A worker
+/// that dies before it is even ready counts as a start-up failure: those back off (0.25 s,
+/// doubling, up to 30 s) and while no worker is running renders are answered 503.
+///
+/// Memory: a worker that reports holding more than `restingLimitBytes` at rest (its caches and
+/// heap, before a render) is retired after that render and replaced, so caches that grow with
+/// every new font size (Cairo's and pixman's glyph images) cannot grow without bound. And the
+/// cards rendering at once may total at most `pixelBudget` pixels (a larger card renders alone),
+/// taken in arrival order, so the working sets of several large cards never add up.
+///
+/// Every deadline (a render's, a start-up's, a wait for a worker, the back-off) is a task timeout
+/// on one clock, `C`: `ContinuousClock` in the server, one the test moves in the tests.
+///
+/// Lifecycle: ``start()`` starts every worker and waits until all are ready (a worker that cannot
+/// start at all throws); ``run()`` supervises them until graceful shutdown (or ``requestStop()``),
+/// then waits for the renders in flight and stops the workers: each sees its stdin close and
+/// exits, or is killed after a grace period.
+final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
+  let launch: WorkerLaunch
+  let renderTimeout: Duration
+  let restingLimitBytes: Int?
+  let pixelBudget: Int
+  let startTimeout: Duration
+  let clock: C
+  private let eventLoops: any EventLoopGroup
+  private let logger: Logger
+  private let workersGauge: Gauge
+  private let failuresCounter: Counter
+  private let retirementsCounter: Counter
+  private let state: Mutex<State>
+  private let events: AsyncStream<Event>
+  private let eventSink: AsyncStream<Event>.Continuation
+
+  /// A worker taken for one render.
+  struct Lease: Sendable {
+    let slot: Int
+    let worker: WorkerConnection
+    let pixels: Int
+  }
+
+  private enum Slot {
+    case idle(WorkerConnection)
+    case busy(WorkerConnection)
+    case starting
+    /// Needs a worker (its worker failed or was retired).
+    case empty
+  }
+
+  /// Waiting renders to resume, each with its worker or none (outside the lock).
+  private typealias Wakeups = [(CheckedContinuation<Lease?, Never>, Lease?)]
+
+  private struct Waiter {
+    let ticket: Int
+    let pixels: Int
+    var continuation: CheckedContinuation<Lease?, Never>?
+  }
+
+  private struct State {
+    var slots: [Slot]
+    /// Renders waiting for a worker, in arrival order: only the first may take one.
+    var line: [Waiter] = []
+    /// Workers handed to a waiter before it was ready to take them.
+    var granted: [Int: Lease] = [:]
+    var nextTicket = 0
+    /// Pixels of the cards being rendered now.
+    var pixelsInFlight = 0
+    var startFailures = 0
+    var retryAt: C.Instant?
+    var stopping = false
+    /// The supervisor's wait for the renders in flight, when stopping.
+    var drained: CheckedContinuation<Void, Never>?
+
+    var running: Int {
+      slots.count(where: {
+        switch $0 {
+        case .idle, .busy: true
+        case .starting, .empty: false
+        }
+      })
+    }
+
+    var busy: Int { slots.count(where: { if case .busy = $0 { true } else { false } }) }
+  }
+
+  /// A render's turn for a worker: now (granted, or refused), or later (it waits in line).
+  private enum Turn {
+    case now(Lease?)
+    case later(ticket: Int)
+  }
+
+  /// The supervisor's work.
+  private enum Event: Sendable {
+    /// Start a worker in this slot.
+    case fill(Int)
+    /// Stop this worker (it holds too much memory at rest).
+    case retire(WorkerConnection)
+    case stop
+  }
+
+  init(
+    count: Int, launch: WorkerLaunch, renderTimeout: Duration, startTimeout: Duration = .seconds(30),
+    restingLimitBytes: Int? = nil, pixelBudget: Int = .max, clock: C,
+    eventLoops: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+    registry: PrometheusCollectorRegistry, logger: Logger
+  ) {
+    self.launch = launch
+    self.renderTimeout = renderTimeout
+    self.restingLimitBytes = restingLimitBytes
+    self.pixelBudget = pixelBudget
+    self.startTimeout = startTimeout
+    self.clock = clock
+    self.eventLoops = eventLoops
+    self.logger = logger
+    state = Mutex(State(slots: Array(repeating: .empty, count: count)))
+    (events, eventSink) = AsyncStream.makeStream(of: Event.self)
+    workersGauge = registry.gauge(
+      "innerpeace_render_workers", unit: "", help: "Render worker processes running and ready for work.")
+    failuresCounter = registry.counter(
+      "innerpeace_render_worker_failures", unit: "total",
+      help: "Render worker processes that died, hung or failed to start (each is replaced).")
+    retirementsCounter = registry.counter(
+      "innerpeace_render_worker_retirements", unit: "total",
+      help: "Render worker processes replaced because they held more memory at rest than their limit.")
+  }
+
+  /// Workers running (idle or rendering).
+  var runningCount: Int { state.withLock { $0.running } }
+
+  /// Workers rendering, and renders waiting for a worker.
+  var counts: (busy: Int, waiting: Int) { state.withLock { ($0.busy, $0.line.count) } }
+
+  /// The workers' pids, slot by slot (`nil`: no worker running there).
+  var pids: [pid_t?] {
+    state.withLock { state in
+      state.slots.map {
+        switch $0 {
+        case .idle(let worker), .busy(let worker): worker.pid
+        case .starting, .empty: nil
+        }
+      }
+    }
+  }
+
+  // MARK: Starting and stopping
+
+  /// Starts every worker and waits until all are ready. Throws the first start-up failure (after
+  /// stopping the workers that did start): a worker that cannot start at all (a bad catalog, a
+  /// missing binary) should stop the server from starting.
+  func start() async throws(WorkerFailure) {
+    let count = state.withLock { state in
+      for index in state.slots.indices { state.slots[index] = .starting }
+      return state.slots.count
+    }
+    let started = await withTaskGroup(of: Result<WorkerConnection, WorkerFailure>.self) { group in
+      for _ in 0..<count { group.addTask { await self.startWorker() } }
+      var started: [Result<WorkerConnection, WorkerFailure>] = []
+      for await result in group { started.append(result) }
+      return started
+    }
+    let workers = started.compactMap { try? $0.get() }
+    for case .failure(let failure) in started {
+      failuresCounter.increment()
+      for worker in workers { _ = await worker.stop(grace: .seconds(2), clock: clock) }
+      state.withLock { state in
+        for index in state.slots.indices { state.slots[index] = .empty }
+      }
+      throw failure
+    }
+    for (index, worker) in workers.enumerated() { place(worker, in: index) }
+  }
+
+  private func startWorker() async -> Result<WorkerConnection, WorkerFailure> {
+    do throws(WorkerFailure) {
+      return .success(
+        try await WorkerConnection.start(launch, on: eventLoops.next(), timeout: startTimeout, clock: clock))
+    } catch {
+      return .failure(error)
+    }
+  }
+
+  /// Puts a started worker in its slot and watches it: its death while idle empties the slot.
+  private func place(_ worker: WorkerConnection, in index: Int) {
+    let waiters = state.withLock { state in
+      state.slots[index] = .idle(worker)
+      state.startFailures = 0
+      state.retryAt = nil
+      workersGauge.set(Double(state.running))
+      return dispatch(&state)
+    }
+    resume(waiters)
+    logger.debug("render worker started", metadata: ["pid": .stringConvertible(worker.pid)])
+    worker.exit.whenSuccess { [self] status in ended(worker, status: status) }
+  }
+
+  /// A worker's process ended. Idle, it is counted, logged and replaced here; rendering, its
+  /// render sees its channel close and does the same; retired or stopped, nothing is owed.
+  private func ended(_ worker: WorkerConnection, status: Int32?) {
+    let index = state.withLock { state -> Int? in
+      guard !state.stopping,
+        let index = state.slots.firstIndex(where: { if case .idle(let idle) = $0 { idle === worker } else { false } })
+      else { return nil }
+      state.slots[index] = .empty
+      failuresCounter.increment()
+      workersGauge.set(Double(state.running))
+      return index
+    }
+    guard let index else { return }
+    logger.error(
+      "render worker ended while idle; replacing it",
+      metadata: [
+        "pid": .stringConvertible(worker.pid),
+        "ending": .string(status.map(WorkerConnection.describe) ?? "ended"),
+      ])
+    eventSink.yield(.fill(index))
+  }
+
+  /// Supervises the workers until graceful shutdown (or ``requestStop()``): starts a worker in
+  /// every slot that needs one, stops retired ones; then waits for the renders in flight and
+  /// stops every worker.
+  func run() async throws {
+    await withDiscardingTaskGroup { group in
+      await withGracefulShutdownHandler {
+        supervising: for await event in events {
+          switch event {
+          case .fill(let index): group.addTask { await self.fill(index) }
+          case .retire(let worker):
+            group.addTask {
+              let ending = await worker.stop(grace: .seconds(2), clock: self.clock)
+              self.logger.debug(
+                "render worker retired", metadata: ["pid": .stringConvertible(worker.pid), "ending": "\(ending)"])
+            }
+          case .stop: break supervising
+          }
+        }
+      } onGracefulShutdown: {
+        self.requestStop()
+      }
+      // Start-ups backing off or under way end now.
+      group.cancelAll()
+    }
+    await withCheckedContinuation { continuation in
+      let now = state.withLock { state -> Bool in
+        guard state.busy > 0 else { return true }
+        state.drained = continuation
+        return false
+      }
+      if now { continuation.resume() }
+    }
+    let workers = state.withLock { state -> [WorkerConnection] in
+      defer { state.slots = state.slots.map { _ in .empty } }
+      return state.slots.compactMap { if case .idle(let worker) = $0 { worker } else { nil } }
+    }
+    await withDiscardingTaskGroup { group in
+      for worker in workers {
+        group.addTask {
+          let ending = await worker.stop(grace: .seconds(2), clock: self.clock)
+          self.logger.debug(
+            "render worker stopped", metadata: ["pid": .stringConvertible(worker.pid), "ending": "\(ending)"])
+        }
+      }
+    }
+    workersGauge.set(Double(0))
+  }
+
+  /// Stops taking renders (those waiting get none) and has ``run()`` stop the workers once the
+  /// renders in flight are back.
+  func requestStop() {
+    let waiters = state.withLock { state -> [CheckedContinuation<Lease?, Never>] in
+      state.stopping = true
+      defer { state.line = [] }
+      return state.line.compactMap(\.continuation)
+    }
+    for waiter in waiters { waiter.resume(returning: nil) }
+    eventSink.yield(.stop)
+    eventSink.finish()
+  }
+
+  /// Starts a worker in an empty slot, after the back-off of earlier failures, until one starts
+  /// or the pool stops.
+  private func fill(_ index: Int) async {
+    while true {
+      let delay = state.withLock { state -> Duration? in
+        guard !state.stopping else { return nil }
+        state.slots[index] = .starting
+        return state.retryAt.map { clock.now.duration(to: $0) } ?? .zero
+      }
+      guard let delay, !Task.isCancelled else { break }
+      if delay > .zero {
+        do { try await clock.sleep(for: delay) } catch { break }
+      }
+      switch await startWorker() {
+      case .success(let worker):
+        if state.withLock({ $0.stopping }) {
+          _ = await worker.stop(grace: .seconds(2), clock: clock)
+          break
+        }
+        place(worker, in: index)
+        return
+      case .failure(let failure):
+        let (waiters, delay) = state.withLock { state -> (Wakeups, Duration?) in
+          state.slots[index] = .empty
+          guard !state.stopping else { return ([], nil) }
+          state.startFailures += 1
+          let delay = min(Duration.milliseconds(250) * (1 << min(state.startFailures - 1, 7)), .seconds(30))
+          state.retryAt = clock.now.advanced(by: delay)
+          failuresCounter.increment()
+          workersGauge.set(Double(state.running))
+          return (dispatch(&state), Optional(delay))
+        }
+        resume(waiters)
+        guard let delay else { break }
+        logger.error(
+          "render worker failed to start; retrying",
+          metadata: ["reason": .string(failure.description), "retry_in_s": "\(delay / .seconds(1))"])
+      }
+    }
+    state.withLock { $0.slots[index] = .empty }
+  }
+
+  // MARK: Renders
+
+  /// Renders one request on a worker.
+  func render(_ request: CardRequest) async -> RenderOutcome {
+    // A worker found gone before it got the request (it died while idle, just now): the request
+    // is safe to send once more, to another worker.
+    let pixels = request.preset.geometry.canvas.width * request.preset.geometry.canvas.height
+    for attempt in 1...2 {
+      guard let lease = await take(pixels: pixels) else {
+        return .unavailable(retryAfterSeconds: retryAfterSeconds())
+      }
+      do throws(WorkerFailure) {
+        let result = try await lease.worker.render(request, timeout: renderTimeout, clock: clock)
+        if let restingLimitBytes, lease.worker.restingBytes > restingLimitBytes {
+          retire(lease)
+        } else {
+          giveBack(lease, keepingWorker: true)
+        }
+        switch result {
+        case .success(let card): return .card(card)
+        case .failure(let error): return .failed(error)
+        }
+      } catch {
+        giveBack(lease, keepingWorker: false)
+        if error.requestUnsent && attempt == 1 {
+          logger.warning("render worker lost before a request", metadata: ["reason": .string(error.description)])
+          continue
+        }
+        return .failed(.renderFailed(reason: "render \(error.description)"))
+      }
+    }
+    return .failed(.renderFailed(reason: "render workers lost twice before a request"))
+  }
+
+  /// An idle worker, marked busy, once this render's turn has come and its pixels fit the budget;
+  /// or `nil` when none can be had: the pool is stopping, no worker is running while start-ups
+  /// fail, or none came within the start-up timeout.
+  private func take(pixels: Int) async -> Lease? {
+    let (turn, others) = state.withLock { state -> (Turn, Wakeups) in
+      let ticket = state.nextTicket
+      state.nextTicket += 1
+      state.line.append(Waiter(ticket: ticket, pixels: pixels))
+      let others = dispatch(&state)
+      if let lease = state.granted.removeValue(forKey: ticket) { return (.now(lease), others) }
+      guard state.line.contains(where: { $0.ticket == ticket }) else { return (.now(nil), others) }
+      return (.later(ticket: ticket), others)
+    }
+    resume(others)
+    // Granted or refused at once: the usual case is an idle worker and nobody waiting.
+    guard case .later(let ticket) = turn else {
+      if case .now(let lease) = turn { return lease }
+      return nil
+    }
+    return await withTaskGroup(of: Lease?.self) { group in
+      group.addTask {
+        await withCheckedContinuation { continuation in
+          let now = self.state.withLock { state -> Lease?? in
+            if let lease = state.granted.removeValue(forKey: ticket) { return .some(lease) }
+            guard let index = state.line.firstIndex(where: { $0.ticket == ticket }) else { return .some(nil) }
+            state.line[index].continuation = continuation
+            return nil
+          }
+          if let now { continuation.resume(returning: now) }
+        }
+      }
+      group.addTask {
+        try? await self.clock.sleep(for: self.startTimeout)
+        let waiter = self.state.withLock { state -> CheckedContinuation<Lease?, Never>? in
+          guard let index = state.line.firstIndex(where: { $0.ticket == ticket }) else { return nil }
+          return state.line.remove(at: index).continuation
+        }
+        waiter?.resume(returning: nil)
+        return nil
+      }
+      var lease: Lease?
+      for await result in group {
+        if let result {
+          lease = result
+          group.cancelAll()
+        }
+      }
+      return lease
+    }
+  }
+
+  /// Hands idle workers to the first renders in line while their pixels fit the budget; refuses
+  /// everyone waiting when no worker runs and start-ups fail. Returns the waiters to resume
+  /// (outside the lock).
+  private func dispatch(_ state: inout State) -> Wakeups {
+    var resumed: Wakeups = []
+    if state.stopping || (state.startFailures > 0 && state.running == 0) {
+      for waiter in state.line {
+        if let continuation = waiter.continuation { resumed.append((continuation, nil)) }
+      }
+      state.line = []
+      return resumed
+    }
+    while let first = state.line.first,
+      state.pixelsInFlight == 0 || state.pixelsInFlight + first.pixels <= pixelBudget,
+      let index = state.slots.firstIndex(where: { if case .idle = $0 { true } else { false } }),
+      case .idle(let worker) = state.slots[index]
+    {
+      state.line.removeFirst()
+      state.slots[index] = .busy(worker)
+      state.pixelsInFlight += first.pixels
+      let lease = Lease(slot: index, worker: worker, pixels: first.pixels)
+      if let continuation = first.continuation {
+        resumed.append((continuation, lease))
+      } else {
+        state.granted[first.ticket] = lease
+      }
+    }
+    return resumed
+  }
+
+  private func resume(_ waiters: Wakeups) {
+    for (continuation, lease) in waiters { continuation.resume(returning: lease) }
+  }
+
+  /// Returns a slot: with its worker, or empty for the supervisor to fill (the worker failed).
+  private func giveBack(_ lease: Lease, keepingWorker: Bool) {
+    let (waiters, drained) = state.withLock { state in
+      state.pixelsInFlight -= lease.pixels
+      if keepingWorker {
+        state.slots[lease.slot] = .idle(lease.worker)
+      } else {
+        state.slots[lease.slot] = .empty
+        failuresCounter.increment()
+        eventSink.yield(.fill(lease.slot))
+      }
+      workersGauge.set(Double(state.running))
+      return (dispatch(&state), state.busy == 0 ? state.drained.take() : nil)
+    }
+    resume(waiters)
+    drained?.resume()
+  }
+
+  /// Empties a slot whose worker holds too much memory at rest: the supervisor stops the worker
+  /// and starts another in its place.
+  private func retire(_ lease: Lease) {
+    let (waiters, drained) = state.withLock { state in
+      state.pixelsInFlight -= lease.pixels
+      guard !state.stopping else {
+        // The supervisor stops it with the others.
+        state.slots[lease.slot] = .idle(lease.worker)
+        return (dispatch(&state), state.busy == 0 ? state.drained.take() : nil)
+      }
+      state.slots[lease.slot] = .empty
+      retirementsCounter.increment()
+      eventSink.yield(.retire(lease.worker))
+      eventSink.yield(.fill(lease.slot))
+      workersGauge.set(Double(state.running))
+      return (dispatch(&state), state.busy == 0 ? state.drained.take() : nil)
+    }
+    resume(waiters)
+    drained?.resume()
+    logger.info(
+      "render worker replaced: it held more memory at rest than --worker-memory-mb",
+      metadata: [
+        "pid": .stringConvertible(lease.worker.pid),
+        "resting_mib": .stringConvertible(lease.worker.restingBytes >> 20),
+      ])
+  }
+
+  private func retryAfterSeconds() -> Int {
+    guard let retryAt = state.withLock({ $0.retryAt }) else { return 1 }
+    let seconds = clock.now.duration(to: retryAt) / .seconds(1)
+    return max(1, Int(seconds.rounded(.up)))
+  }
+}
+
+/// How one render ended, wherever it ran.
+enum RenderOutcome: Sendable {
+  case card(FinishedCard)
+  case failed(InnerPeaceError)
+  /// No worker can take it now (they keep failing to start): answer 503 with this Retry-After.
+  case unavailable(retryAfterSeconds: Int)
+}
