@@ -1,0 +1,37 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// Turns every error into a JSON response: service errors as they are, Hummingbird's 404 for an
+/// unknown route (405 with `Allow` when the path exists for GET), and anything else as a 500
+/// whose body says nothing of the cause (the cause goes to the log). Also refuses over-long URIs.
+struct JSONErrorMiddleware: RouterMiddleware {
+  typealias Context = BasicRequestContext
+
+  func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+    -> Response
+  {
+    do {
+      if request.uri.description.utf8.count > HTTPLimits.maximumURILength {
+        throw ServiceError(.uriTooLong, "the request URI is longer than \(HTTPLimits.maximumURILength) bytes")
+      }
+      return try await next(request, context)
+    } catch let error as ServiceError {
+      return try error.response(from: request, context: context)
+    } catch let error as HTTPError where error.status == .notFound {
+      if request.method != .get && request.method != .head && RouteTable.isKnownPath(request.uri.path) {
+        var refusal = ServiceError(.methodNotAllowed, "only GET and HEAD are allowed here")
+        refusal.headers[.allow] = "GET, HEAD"
+        return try refusal.response(from: request, context: context)
+      }
+      return try ServiceError(.notFound, "no such endpoint: see /openapi.yaml").response(
+        from: request, context: context)
+    } catch let error as HTTPError where (400..<500).contains(error.status.code) {
+      return try ServiceError(error.status, error.status.reasonPhrase).response(from: request, context: context)
+    } catch {
+      context.logger.error("request failed", metadata: ["error": .string(String(describing: error))])
+      return try ServiceError(.internalServerError, "internal error").response(from: request, context: context)
+    }
+  }
+}

@@ -1,0 +1,163 @@
+import Foundation
+import InnerPeace
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOEmbedded
+import NIOExtras
+import Testing
+
+@testable import InnerPeaceServer
+
+/// The frames between the server and its render worker processes.
+@Suite struct WorkerWireTests {
+  /// A frame through its bytes and back, as the server's channel reads it.
+  static func roundTrip(_ frame: WorkerFrame) throws -> WorkerFrame {
+    try WorkerFrame(decoding: frame.encoded())
+  }
+
+  @Test(arguments: [
+    CardRequest(seed: 7),
+    CardRequest(
+      preset: .story, quote: .index(12), picture: .named("aqua.jpg"), seed: .max, format: .webp, showsAuthor: false,
+      alignment: .center, transparent: true),
+    CardRequest(
+      preset: .custom(try! CanvasSize(width: 1600, height: 900)), quote: .text("Breathe — ünïcödé 🌿", author: nil),
+      seed: 0, format: .jpeg),
+    CardRequest(preset: .classic, quote: .text("x", author: ""), seed: 1 << 63),
+    CardRequest(quote: .text("it's \"x\" -- y...", author: "O'Brien"), seed: 2, typographicPunctuation: false),
+    CardRequest(quote: .text("平和", author: nil), seed: 3, includesReport: true, language: LanguageTag("zh-Hant-TW")),
+    CardRequest(seed: 4, quality: 37),
+  ])
+  func requestsRoundTrip(_ request: CardRequest) throws {
+    let back = try Self.roundTrip(WorkerFrame(.render(request)))
+    guard case .render(let decoded) = back.header.message else {
+      Issue.record("not a render request: \(back.header.message)")
+      return
+    }
+    #expect(decoded == request)
+  }
+
+  /// The preset travels typed: a size out of limits is refused, not re-parsed leniently.
+  @Test func presetTravelsTyped() throws {
+    let header = String(
+      decoding: WorkerFrame.encodedHeader(WorkerWireHeader(.render(CardRequest(seed: 1)))), as: UTF8.self)
+    #expect(header.contains(#""og":{}"#), "\(header)")
+    let oversized = header.replacingOccurrences(of: #""og":{}"#, with: #""custom":{"_0":{"width":99999,"height":9}}"#)
+    var buffer = ByteBuffer()
+    buffer.writeInteger(UInt32(oversized.utf8.count))
+    buffer.writeString(oversized)
+    #expect(throws: WorkerWireError.self) { try WorkerFrame(decoding: buffer) }
+  }
+
+  /// Every render error crosses the wire as it is (the batch and schedule rules are not a
+  /// render's and have types of their own).
+  @Test func everyErrorRoundTrips() throws {
+    let errors: [InnerPeaceError] = [
+      .catalogUnreadable(file: "q.json", reason: "r"), .catalogMalformed(file: "q", line: 3, column: 9, reason: "r"),
+      .catalogInvalid(file: "p", reason: "r"), .pictureMissing(name: "a"), .pictureNameInvalid(name: "../a"),
+      .pictureUnknown(name: "b"), .pictureUndecodable(name: "c", reason: "r"), .pictureChanged(name: "d"),
+      .decodingFailed(reason: "d"), .quoteIndexOutOfRange(index: -4, count: 50), .textInvalid(reason: "t"),
+      .authorInvalid(reason: "a"), .presetUnknown("p"), .sizeInvalid(reason: "s"), .formatUnknown("gif"),
+      .transparencyUnsupported(format: .jpeg), .fontsUnavailable(reason: "f"), .renderFailed(reason: "x"),
+      .encodingFailed(format: .webp, reason: "e"),
+    ]
+    for error in errors {
+      let back = try Self.roundTrip(WorkerFrame(.failure(error, restingBytes: 1 << 40)))
+      guard case .failure(let decoded, let resting) = back.header.message else {
+        Issue.record("not a failure: \(back.header.message)")
+        continue
+      }
+      #expect(decoded == error)
+      #expect(resting == 1 << 40)
+    }
+  }
+
+  @Test func cardFactsRoundTrip() throws {
+    let report = TypesetReport(
+      width: 1200, height: 630, preset: "og", quoteSize: 88, authorSize: 40, truncated: true, lines: ["Calm"],
+      authorLines: ["— Anon"], runs: [])
+    let card = RenderedCard(
+      bytes: [1, 2, 3], format: .png, size: try CanvasSize(width: 1200, height: 630), quoteIndex: 4,
+      quote: Quote(text: "Calm", author: "Anon"), picture: nil, shareMessage: "\"Calm\" — Anon", fontSize: 88,
+      truncated: true, layoutPasses: 9, timings: StageTimings(), missingGlyphs: 3, report: report)
+    let back = try Self.roundTrip(
+      WorkerFrame(.card(CardFacts(card), restingBytes: 5), body: ByteBuffer(bytes: card.bytes)))
+    guard case .card(let facts, let resting) = back.header.message else {
+      Issue.record("not a card: \(back.header.message)")
+      return
+    }
+    #expect(facts == CardFacts(card))
+    #expect(facts.quoteIndex == 4 && facts.picture == nil && facts.fontSize == 88 && facts.truncated)
+    #expect(facts.missingGlyphs == 3 && facts.shareMessage == card.shareMessage && facts.report == report)
+    #expect(resting == 5)
+    #expect(Array(back.body.readableBytesView) == card.bytes)
+  }
+
+  /// A header of another wire version is refused, by the server and by the worker (both read
+  /// frames with this decoder); so is a cut or garbled frame.
+  @Test func otherVersionsAndBadFramesAreRefused() throws {
+    for version in [1, WorkerWireHeader.currentVersion + 1] {
+      let frame = WorkerFrame(header: WorkerWireHeader(.hello, version: version), body: ByteBuffer())
+      #expect(throws: WorkerWireError.versionMismatch(received: version)) { try Self.roundTrip(frame) }
+    }
+    #expect(WorkerWireError.versionMismatch(received: 1).description.contains("wire version 1"))
+    var good = WorkerFrame(.render(CardRequest(seed: 1))).encoded()
+    let cut = good.getSlice(at: 0, length: good.readableBytes - 1)!
+    #expect(throws: WorkerWireError.self) { try WorkerFrame(decoding: cut) }
+    good.setInteger(UInt8(ascii: "!"), at: 4)
+    let garbled = good
+    #expect(throws: WorkerWireError.self) { try WorkerFrame(decoding: garbled) }
+  }
+
+  /// The worker's blocking frames and the server's NIO codecs agree: a card with a large body
+  /// written by the worker's side is one frame to the server's length-field decoder, and a request
+  /// framed by the server's prepender is read whole by the worker's side.
+  @Test func bothSidesFrameAlike() throws {
+    let file = FileManager.default.temporaryDirectory.appendingPathComponent("innerpeace-frames-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: file) }
+    let descriptor = open(file.path, O_RDWR | O_CREAT | O_TRUNC, 0o600)
+    #expect(descriptor >= 0)
+    defer { close(descriptor) }
+    let body = (0..<1_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+    let facts = CardFacts(
+      RenderedCard(
+        bytes: [], format: .webp, size: try CanvasSize(width: 1080, height: 1080), quoteIndex: nil,
+        quote: Quote(text: "t", author: ""), picture: "aqua.jpg", shareMessage: "\"t\"", fontSize: 50,
+        truncated: false, layoutPasses: 1, timings: StageTimings()))
+    try BlockingFrameStream(input: -1, output: descriptor).send(.card(facts, restingBytes: 7), body: body)
+
+    let server = EmbeddedChannel()
+    try server.pipeline.syncOperations.addHandlers(
+      ByteToMessageHandler(LengthFieldBasedFrameDecoder(lengthFieldBitLength: .fourBytes)),
+      LengthFieldPrepender(lengthFieldBitLength: .fourBytes))
+    let written = try Data(contentsOf: file)
+    // In two pieces, as a socket may deliver it.
+    try server.writeInbound(ByteBuffer(bytes: written.prefix(100_000)))
+    #expect(try server.readInbound(as: ByteBuffer.self) == nil)
+    try server.writeInbound(ByteBuffer(bytes: written.dropFirst(100_000)))
+    let frame = try WorkerFrame(decoding: try #require(try server.readInbound(as: ByteBuffer.self)))
+    guard case .card(let decoded, 7) = frame.header.message else {
+      Issue.record("not the card: \(frame.header.message)")
+      return
+    }
+    #expect(decoded == facts)
+    #expect(Array(frame.body.readableBytesView) == body)
+
+    let request = CardRequest(preset: .square, quote: .index(3), seed: 9)
+    try server.writeOutbound(WorkerFrame(.render(request)).encoded())
+    var outbound = ByteBuffer()
+    while let piece = try server.readOutbound(as: ByteBuffer.self) { outbound.writeImmutableBuffer(piece) }
+    #expect(ftruncate(descriptor, 0) == 0 && lseek(descriptor, 0, SEEK_SET) == 0)
+    let bytes = Array(outbound.readableBytesView)
+    #expect(bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) } == bytes.count)
+    #expect(lseek(descriptor, 0, SEEK_SET) == 0)
+    let reader = BlockingFrameStream(input: descriptor, output: -1)
+    guard case .render(let received) = try reader.receive()?.message else {
+      Issue.record("not the request")
+      return
+    }
+    #expect(received == request)
+    #expect(try reader.receive() == nil, "the end of the stream between frames")
+    _ = try server.finish()
+  }
+}
