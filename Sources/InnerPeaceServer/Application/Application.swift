@@ -48,7 +48,7 @@ public func buildApplication(
 
 /// The service's logger, in the configured format and level (no process-wide logging state). Its
 /// lines go to stderr through ``LogOutput``: a line that cannot be written is dropped and counted.
-public func makeLogger(_ configuration: ServerConfiguration) -> Logger {
+package func makeLogger(_ configuration: ServerConfiguration) -> Logger {
   let level = configuration.logLevel
   switch configuration.logFormat {
   case .json:
@@ -59,7 +59,7 @@ public func makeLogger(_ configuration: ServerConfiguration) -> Logger {
 }
 
 /// Builds the router: the middlewares and every route, for a given card service.
-public func buildRouter<Renderer: CardRendering>(service: CardService<Renderer>) -> Router<BasicRequestContext> {
+package func buildRouter<Renderer: CardRendering>(service: CardService<Renderer>) -> Router<BasicRequestContext> {
   // HEAD answers like GET without the body (RFC 9110 §9.1), for every route.
   let router = Router(context: BasicRequestContext.self, options: .autoGenerateHeadEndpoints)
   router.add(middleware: RequestLogMiddleware(metrics: service.metrics))
@@ -77,7 +77,7 @@ public func buildRouter<Renderer: CardRendering>(service: CardService<Renderer>)
 /// with `runService()`: on SIGTERM or SIGINT it stops accepting, answers the requests it has with
 /// `Connection: close`, waits (up to the drain timeout) until every response is in its socket, and
 /// returns.
-public func buildApplication<Renderer: CardRendering>(
+package func buildApplication<Renderer: CardRendering>(
   service: CardService<Renderer>, logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
   let configuration = service.configuration

@@ -18,7 +18,7 @@ public struct ServerConfiguration: Sendable {
   /// The local hour (0 to 23) of the daily reminder in `/calendar.ics`.
   public var reminderHour = 10
   /// The clock that decides the date of `/today` (tests set it).
-  public var now: @Sendable () -> Date = { Date() }
+  package var now: @Sendable () -> Date = { Date() }
   /// The origin of absolute URLs (`https://cards.example.com`); `nil` uses each request's `Host`.
   public var publicURL: String?
   /// Whether the nearest proxy's `X-Forwarded-Proto` and `X-Forwarded-Host` (the last values), or

@@ -2,7 +2,7 @@ public import InnerPeace
 
 /// What the service needs from a renderer. ``InnerPeace/CardRenderer`` is the real one; tests can
 /// pass another (one that fails on purpose, say).
-public protocol CardRendering: Sendable {
+package protocol CardRendering: Sendable {
   var catalog: Catalog { get }
   /// Renders one card, synchronously, on the calling thread.
   func render(_ request: CardRequest) throws(InnerPeaceError) -> RenderedCard
@@ -12,7 +12,7 @@ public protocol CardRendering: Sendable {
 
 extension CardRendering {
   /// The catalog and the look version only (for renderers without fonts of their own).
-  public var contentSources: ContentSources { ContentSources(catalog: catalog) }
+  package var contentSources: ContentSources { ContentSources(catalog: catalog) }
 }
 
 extension CardRenderer: CardRendering {}

@@ -7,7 +7,7 @@ import NIOConcurrencyHelpers
 
 /// Renders cards for the HTTP layer: through the cache, the single-flight table and the bounded
 /// render pool, with metrics. One per server.
-public final class CardService<Renderer: CardRendering>: Sendable {
+package final class CardService<Renderer: CardRendering>: Sendable {
   let renderer: Renderer
   let configuration: ServerConfiguration
   let pool: RenderPool
@@ -25,7 +25,7 @@ public final class CardService<Renderer: CardRendering>: Sendable {
 
   let logger: Logger
 
-  public init(renderer: Renderer, configuration: ServerConfiguration, logger: Logger = Logger(label: "innerpeace")) {
+  package init(renderer: Renderer, configuration: ServerConfiguration, logger: Logger = Logger(label: "innerpeace")) {
     self.renderer = renderer
     self.logger = logger
     self.configuration = configuration
@@ -47,19 +47,19 @@ public final class CardService<Renderer: CardRendering>: Sendable {
   var catalog: Catalog { renderer.catalog }
 
   /// The content version that image URLs carry as `v=`.
-  public var contentVersion: String { links.version }
+  package var contentVersion: String { links.version }
 
   /// Starts the render worker processes (when renders run in them) and waits until they are
   /// ready, without blocking a thread.
   /// - Throws: a one-line description of why a worker could not start.
-  public func startRenderers() async throws {
+  package func startRenderers() async throws {
     do throws(WorkerFailure) { try await pool.start() } catch {
       throw ServerConfigurationError("render worker: \(error.description)")
     }
   }
 
   /// Stops the render threads of a service run outside an application (tests).
-  public func shutdown() async throws { try await pool.shutdown() }
+  package func shutdown() async throws { try await pool.shutdown() }
 
   /// The card for a request: from the cache, or joined to an identical render in flight, or
   /// rendered on the pool.
