@@ -356,7 +356,8 @@ final class CountingRenderer: CardRendering {
   var calls: Int { counter.withLockedValue { $0 } }
   func render(_ request: CardRequest) throws(InnerPeaceError) -> RenderedCard {
     counter.withLockedValue { $0 += 1 }
-    // Simulated cost (a slower render), not a wait for anything.
+    // Simulated cost (a slower render, so identical requests are likely to overlap), not a wait
+    // for anything: a request that comes after the render is a cache hit, which the test allows.
     if delay > 0 { Thread.sleep(forTimeInterval: delay) }
     return try base.render(request)
   }
