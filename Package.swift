@@ -134,6 +134,7 @@ let package = Package(
     .testTarget(
       name: "InnerPeaceServerTests",
       dependencies: [
+        "CInnerPeaceProcess",
         "InnerPeace",
         "InnerPeaceServer",
         "InnerPeaceQuery",

@@ -102,7 +102,8 @@ import Testing
     var configuration = testConfiguration()
     configuration.maxConnections = 3
     let retryAfter = configuration.retryAfterSeconds
-    try await withLiveServer(configuration: configuration) { port, _ in
+    let logs = LogStore()
+    try await withLiveServer(configuration: configuration, logs: logs, logLevel: .trace) { port, _ in
       let (statuses, refused) = try await onOwnThread { () -> ([Int], Reply?) in
         var open: [TestSocket] = []
         var statuses: [Int] = []
@@ -122,15 +123,12 @@ import Testing
       #expect(reply.header("Retry-After") == String(retryAfter))
       #expect(reply.header("Connection")?.lowercased() == "close")
 
-      // The three served ones are closed now (their sockets are gone): there is room again once
-      // the server has seen them close (polled, at most 500 times).
-      var served = false
-      for _ in 0..<500 where !served {
-        let status = try? await exchange(port, "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").status
-        served = status == 200
-        if !served { try await Task.sleep(for: .milliseconds(10)) }
-      }
-      #expect(served, "closing connections must make room again")
+      // The served ones are closed now (their sockets are gone): once the server has counted them
+      // (and the refused one) closed, there is room again.
+      let counted = await logs.waitForLine { $0.contains("connection closed") && $0.contains("open_connections=0") }
+      #expect(counted != nil, "\(logs.lines.filter { $0.contains("connection closed") })")
+      let status = try await exchange(port, "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").status
+      #expect(status == 200, "closing connections must make room again")
     }
   }
 
@@ -196,11 +194,17 @@ import Testing
     let stopped = Task { await server.stop() }
     let idleClosed = try await onOwnThread { idle.sawEndOfFile(within: 30) }
     #expect(idleClosed, "an idle keep-alive connection closes at the notice")
-    // Polled, at most 500 times.
+    // The listening socket closes as the drain begins, at about the time the idle connection
+    // does: a connection that still got in before it closed is closed by the server (it takes
+    // nothing new), and each try waits for that close.
     var refused = false
-    for _ in 0..<500 where !refused {
-      refused = (try? TestSocket(port: port)) == nil
-      if !refused { try await Task.sleep(for: .milliseconds(10)) }
+    for _ in 0..<50 where !refused {
+      guard let early = try? TestSocket(port: port) else {
+        refused = true
+        break
+      }
+      let closed = try await onOwnThread { early.sawEndOfFile(within: 30) }
+      #expect(closed, "a connection that got in as the drain began is closed")
     }
     #expect(refused, "the listening socket is closed once the drain begins")
     #expect(!inFlight.hasBytes(), "the held render has not answered yet")
@@ -284,10 +288,11 @@ private func exchange(_ port: Int, _ request: String) async throws -> Reply {
 
 /// Runs `body` against a live server of the real renderer, with the port.
 private func withLiveServer(
-  configuration: ServerConfiguration, logs: LogStore? = nil,
+  configuration: ServerConfiguration, logs: LogStore? = nil, logLevel: Logger.Level = .info,
   _ body: @Sendable (Int, LiveServer) async throws -> Void
 ) async throws {
-  try await LiveServer.with(renderer: try realRenderer(), configuration: configuration, logs: logs ?? LogStore(), body)
+  try await LiveServer.with(
+    renderer: try realRenderer(), configuration: configuration, logs: logs ?? LogStore(), logLevel: logLevel, body)
 }
 
 /// The application as `buildApplication` makes it, in a service group of its own, so that a test
@@ -308,12 +313,13 @@ final class LiveServer: Sendable {
   }
 
   static func start<Renderer: CardRendering>(
-    renderer: Renderer, configuration base: ServerConfiguration, logs: LogStore
+    renderer: Renderer, configuration base: ServerConfiguration, logs: LogStore, logLevel: Logger.Level = .info
   ) async throws -> LiveServer {
     var configuration = base
     configuration.port = 0
     let service = CardService(renderer: renderer, configuration: configuration, logger: quietLogger)
-    let logger = Logger(label: "innerpeace-test") { _ in CapturingLogHandler(store: logs) }
+    var logger = Logger(label: "innerpeace-test") { _ in CapturingLogHandler(store: logs) }
+    logger.logLevel = logLevel
     let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
     let app = buildApplication(service: service, logger: logger) { port in continuation.yield(port) }
     let group = ServiceGroup(configuration: .init(services: [app], logger: quietLogger))
@@ -327,9 +333,9 @@ final class LiveServer: Sendable {
   /// throws.
   static func with<Renderer: CardRendering>(
     renderer: Renderer, configuration: ServerConfiguration, logs: LogStore = LogStore(),
-    _ body: @Sendable (Int, LiveServer) async throws -> Void
+    logLevel: Logger.Level = .info, _ body: @Sendable (Int, LiveServer) async throws -> Void
   ) async throws {
-    let server = try await start(renderer: renderer, configuration: configuration, logs: logs)
+    let server = try await start(renderer: renderer, configuration: configuration, logs: logs, logLevel: logLevel)
     do {
       try await body(server.port, server)
     } catch {
@@ -351,18 +357,14 @@ final class LiveServer: Sendable {
 
 /// Log lines, as `key=value` text, for tests to read.
 final class LogStore: Sendable {
-  private let store = NIOLockedValueBox<[String]>([])
-  var lines: [String] { store.withLockedValue { $0 } }
-  func append(_ line: String) { store.withLockedValue { $0.append(line) } }
+  private let store = Watched<[String]>([])
+  var lines: [String] { store.value }
+  func append(_ line: String) { store.update { $0.append(line) } }
 
-  /// The first line matching, waiting up to `timeout` for it.
-  func waitForLine(timeout: Duration = .seconds(20), _ matches: (String) -> Bool) async -> String? {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-      if let line = lines.first(where: matches) { return line }
-      try? await Task.sleep(for: .milliseconds(20))
-    }
-    return nil
+  /// The first line matching, as soon as it is logged; nil if none comes within `timeout` (a
+  /// hang guard).
+  func waitForLine(timeout: Duration = .seconds(20), _ matches: @escaping @Sendable (String) -> Bool) async -> String? {
+    await store.wait(timeout: timeout) { lines in lines.first(where: matches) }
   }
 }
 
@@ -482,6 +484,7 @@ final class TestSocket: @unchecked Sendable {
       {
         return
       }
+      // Pacing: this is the slow client (a wait for nothing).
       Thread.sleep(forTimeInterval: pause)
     }
   }

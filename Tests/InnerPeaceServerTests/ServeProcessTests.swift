@@ -68,22 +68,34 @@ import Testing
 let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
   .deletingLastPathComponent()
 
-/// One `innerpeace` process, stderr captured in a file.
+/// One `innerpeace` process, its stderr read as it comes (on a thread of its own) so that a test
+/// waits for the lines it expects, and its exit seen by its termination handler: every wait is
+/// for the event, with a hang guard.
 final class ServerProcess: @unchecked Sendable {
   struct Missing: Error, CustomStringConvertible {
     var description: String { "no innerpeace binary in \(packageRoot.path)/.build/debug: run `swift build` first" }
   }
 
-  let process: Process
-  let stderrURL: URL
-  private(set) var port: Int?
-
-  private init(process: Process, stderrURL: URL) {
-    self.process = process
-    self.stderrURL = stderrURL
+  /// What the process has done so far.
+  struct Output: Sendable {
+    /// Everything read from stderr.
+    var text = ""
+    /// Whether stderr has ended (the server and every worker it started have closed it).
+    var ended = false
+    /// The exit status, once the process has exited.
+    var status: Int32?
   }
 
-  var stderr: String { (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? "" }
+  let process: Process
+  let output = Watched(Output())
+  private let listeningPort: Mutex<Int?> = Mutex(nil)
+
+  private init(process: Process) { self.process = process }
+
+  /// The port of the "listening on" line, if it came.
+  var port: Int? { listeningPort.withLock { $0 } }
+
+  var stderr: String { output.value.text }
 
   static func binary() throws -> URL {
     for configuration in ["debug", "release"] {
@@ -93,62 +105,85 @@ final class ServerProcess: @unchecked Sendable {
     throw Missing()
   }
 
-  /// Starts the binary, with `environment` added to this process's own; unless told not to,
-  /// waits (up to `listenTimeout`) for its "listening on" line.
+  /// Starts the binary, with `environment` added to this process's own (and `LOG_LEVEL` at
+  /// `warning` unless given); unless told not to, waits for its "listening on" line (or its exit;
+  /// `listenTimeout` is a hang guard).
   static func start(
     arguments: [String], environment extra: [String: String] = [:], waitForListening: Bool = true,
-    listenTimeout: Duration = .seconds(20)
+    listenTimeout: Duration = .seconds(60)
   ) async throws -> ServerProcess {
-    let stderrURL = FileManager.default.temporaryDirectory
-      .appendingPathComponent("innerpeace-serve-stderr-\(UUID().uuidString).txt")
-    _ = FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
     let process = Process()
     process.executableURL = try binary()
     process.arguments = arguments
-    let stderrHandle = try FileHandle(forWritingTo: stderrURL)
-    defer { try? stderrHandle.close() }
-    process.standardError = stderrHandle
+    let errors = Pipe()
+    process.standardError = errors
     process.standardOutput = FileHandle.nullDevice
     process.standardInput = FileHandle.nullDevice
     var environment = ProcessInfo.processInfo.environment
     environment["LOG_LEVEL"] = "warning"
     for (name, value) in extra { environment[name] = value }
     process.environment = environment
-    try process.run()
-    let server = ServerProcess(process: process, stderrURL: stderrURL)
-    guard waitForListening else { return server }
-    let deadline = ContinuousClock.now + listenTimeout
-    while ContinuousClock.now < deadline, process.isRunning {
-      if let match = server.stderr.firstMatch(of: #/listening on http://127\.0\.0\.1:(\d+)/#) {
-        server.port = Int(match.1)
-        break
-      }
-      try await Task.sleep(for: .milliseconds(20))
+    let server = ServerProcess(process: process)
+    process.terminationHandler = { [output = server.output] ended in
+      let status = ended.terminationStatus
+      output.update { $0.status = status }
     }
+    try process.run()
+    let handle = errors.fileHandleForReading
+    let reader = Thread { [output = server.output] in
+      while true {
+        let chunk = handle.availableData
+        guard !chunk.isEmpty else { break }
+        output.update { $0.text += String(decoding: chunk, as: UTF8.self) }
+      }
+      output.update { $0.ended = true }
+    }
+    reader.start()
+    guard waitForListening else { return server }
+    let port = await server.output.wait(timeout: listenTimeout) { output -> Int?? in
+      if let match = output.text.firstMatch(of: #/listening on http://127\.0\.0\.1:(\d+)/#) { return Int(match.1) }
+      return output.status != nil || output.ended ? .some(nil) : nil
+    }
+    server.listeningPort.withLock { $0 = port ?? nil }
     return server
+  }
+
+  /// The first stderr line containing `text`, as soon as it is written; nil if stderr ends
+  /// without one (or `timeout`, a hang guard, passes).
+  @discardableResult
+  func waitForLine(containing text: String, timeout: Duration = .seconds(60)) async -> String? {
+    await waitForLines(containing: text, count: 1, timeout: timeout)?.first
+  }
+
+  /// The first `count` stderr lines containing `text`, once that many are written; nil if stderr
+  /// ends with fewer (or `timeout`, a hang guard, passes).
+  func waitForLines(containing text: String, count: Int, timeout: Duration = .seconds(60)) async -> [String]? {
+    let lines = await output.wait(timeout: timeout) { output -> [String]?? in
+      let whole =
+        output.ended ? output.text[...] : output.text[..<(output.text.lastIndex(of: "\n") ?? output.text.startIndex)]
+      let matching = whole.split(separator: "\n").filter { $0.contains(text) }.map(String.init)
+      if matching.count >= count { return .some(Array(matching.prefix(count))) }
+      return output.ended ? .some(nil) : nil
+    }
+    return lines ?? nil
   }
 
   func signal(_ number: Int32) {
     if process.isRunning { _ = kill(process.processIdentifier, number) }
   }
 
-  /// The exit status, or nil if it is still running after `timeout`.
+  /// The exit status once the process has exited and its stderr has ended (so ``stderr`` holds
+  /// all of it); nil if that has not happened within `timeout` (a hang guard).
   func waitForExit(timeout: Duration) async throws -> Int32? {
-    let deadline = ContinuousClock.now + timeout
-    while process.isRunning {
-      guard ContinuousClock.now < deadline else { return nil }
-      try await Task.sleep(for: .milliseconds(20))
-    }
-    return process.terminationStatus
+    await output.wait(timeout: timeout) { output in output.ended ? output.status : nil }
   }
 
-  /// Ends the process if it is still running, and removes the stderr file.
+  /// Ends the process if it is still running.
   func stop() {
     if process.isRunning {
       _ = kill(process.processIdentifier, SIGKILL)
       process.waitUntilExit()
     }
-    try? FileManager.default.removeItem(at: stderrURL)
   }
 }
 

@@ -356,6 +356,8 @@ final class CountingRenderer: CardRendering {
   var calls: Int { counter.withLockedValue { $0 } }
   func render(_ request: CardRequest) throws(InnerPeaceError) -> RenderedCard {
     counter.withLockedValue { $0 += 1 }
+    // Simulated cost (a slower render, so identical requests are likely to overlap), not a wait
+    // for anything: a request that comes after the render is a cache hit, which the test allows.
     if delay > 0 { Thread.sleep(forTimeInterval: delay) }
     return try base.render(request)
   }
@@ -389,21 +391,6 @@ final class CannedRenderer: CardRendering {
         includesReport: request.includesReport))
     canned.withLockedValue { $0[request.includesReport] = card }
     return card
-  }
-}
-
-/// Sleeps before each render, so a render slot stays taken for `delay` seconds.
-final class SlowRenderer: CardRendering {
-  let base: CardRenderer
-  let delay: Double
-  init(base: CardRenderer, delay: Double) {
-    self.base = base
-    self.delay = delay
-  }
-  var catalog: Catalog { base.catalog }
-  func render(_ request: CardRequest) throws(InnerPeaceError) -> RenderedCard {
-    Thread.sleep(forTimeInterval: delay)
-    return try base.render(request)
   }
 }
 

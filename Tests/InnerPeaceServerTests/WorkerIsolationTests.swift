@@ -1,3 +1,4 @@
+import CInnerPeaceProcess
 import Foundation
 import InnerPeace
 import NIOConcurrencyHelpers
@@ -51,7 +52,8 @@ func wireRoundTrip(_ card: RenderedCard) throws -> (facts: CardFacts, bytes: [UI
     let server = try await WorkerServer.start(arguments: ["--concurrency", "2"], environment: Self.faults)
     defer { server.stop() }
     let port = try #require(server.port, "no 'listening on' line; stderr: \(server.stderr)")
-    let before = try await server.waitForWorkers(2)
+    // Both workers are ready before the server listens.
+    let before = server.runningChildren()
     #expect(before.count == 2, "two workers at start: \(before)")
     for worker in before {
       let leaked = descriptorLeaks(in: worker)
@@ -61,8 +63,8 @@ func wireRoundTrip(_ card: RenderedCard) throws -> (facts: CardFacts, bytes: [UI
     let slow = try await onOwnThread {
       try RawHTTPConnection(port: port, request: "GET /card.png?text=\(Self.slow) HTTP/1.1")
     }
-    // The slow render is on a worker before the trap is asked for.
-    #expect(try await server.waitForMetric("innerpeace_renders_in_flight") { $0 == 1 })
+    // The slow render is on a worker (it says so on stderr) before the trap is asked for.
+    #expect(await server.waitForLine(containing: "render worker: slow fault") != nil, "\(server.stderr)")
     let trapped = try await onOwnThread {
       try RawHTTPConnection(port: port, request: "GET /card.png?text=\(Self.trap) HTTP/1.1").response(timeout: 20)
     }
@@ -87,11 +89,14 @@ func wireRoundTrip(_ card: RenderedCard) throws -> (facts: CardFacts, bytes: [UI
     }
     #expect(health.status == 200 && health.text.contains("\"ok\""))
 
-    let after = try await server.waitForWorkers(2)
+    // The two at start and the trapped one's replacement.
+    let after = try await server.waitForWorkerStarts(3)
     #expect(after.count == 2, "the worker count recovers: \(after)")
     #expect(Set(after) != Set(before), "the trapped worker was replaced")
     #expect(server.zombieChildren().isEmpty, "zombies: \(server.zombieChildren())")
-    #expect(server.stderr.contains("killed by signal 4 (SIGILL)"), "the cause is logged: \(server.stderr)")
+    #expect(
+      await server.waitForLine(containing: "killed by signal 4 (SIGILL)") != nil,
+      "the cause is logged: \(server.stderr)")
     let metrics = try await onOwnThread {
       try RawHTTPConnection(port: port, request: "GET /metrics HTTP/1.1").response(timeout: 10)
     }
@@ -122,9 +127,10 @@ func wireRoundTrip(_ card: RenderedCard) throws -> (facts: CardFacts, bytes: [UI
       }
       #expect(next.status == 200, "after \(text)")
     }
-    #expect(server.stderr.contains("killed by signal 6 (SIGABRT)"), "\(server.stderr)")
-    #expect(server.stderr.contains("gave no answer before the deadline"), "\(server.stderr)")
-    #expect(try await server.waitForWorkers(1).count == 1)
+    #expect(await server.waitForLine(containing: "killed by signal 6 (SIGABRT)") != nil, "\(server.stderr)")
+    #expect(await server.waitForLine(containing: "gave no answer before the deadline") != nil, "\(server.stderr)")
+    // The one at start and the replacements of the aborted and the hung one.
+    #expect(try await server.waitForWorkerStarts(3).count == 1, "\(server.stderr)")
     #expect(server.zombieChildren().isEmpty)
   }
 
@@ -145,9 +151,12 @@ func wireRoundTrip(_ card: RenderedCard) throws -> (facts: CardFacts, bytes: [UI
       try RawHTTPConnection(port: port, request: "GET /card.png?text=\(Self.trap) HTTP/1.1").response(timeout: 20)
     }
     #expect(trapped.status == 500)
-    // The trapped worker and its replacement, which cannot start: no worker runs.
-    #expect(try await server.waitForMetric("innerpeace_render_worker_failures_total") { ($0 ?? 0) >= 2 })
-    #expect(try await server.waitForMetric("innerpeace_render_workers") { $0 == 0 })
+    // The trapped worker and its replacement, which cannot start: no worker runs (the pool logs
+    // the failed start once it has counted it).
+    #expect(await server.waitForLine(containing: "failed to start") != nil, "\(server.stderr)")
+    let down = try await server.metrics()
+    #expect((metricValue(down, "innerpeace_render_worker_failures_total") ?? 0) >= 2, "\(down)")
+    #expect(metricValue(down, "innerpeace_render_workers") == 0, "\(down)")
     let refused = try await onOwnThread {
       try RawHTTPConnection(port: port, request: "GET /card.png?text=while-down HTTP/1.1").response(timeout: 20)
     }
@@ -156,13 +165,13 @@ func wireRoundTrip(_ card: RenderedCard) throws -> (facts: CardFacts, bytes: [UI
     #expect(refused.header("content-type")?.hasPrefix("application/json") == true)
 
     try FileManager.default.removeItem(at: flag)
-    // The back-off ends within a few seconds and a worker starts.
-    #expect(try await server.waitForMetric("innerpeace_render_workers") { $0 == 1 })
+    // The back-off ends within a few seconds and a worker starts: the one at start, then this.
+    _ = try await server.waitForWorkerStarts(2)
+    #expect(metricValue(try await server.metrics(), "innerpeace_render_workers") == 1)
     let recovered = try await onOwnThread {
       try RawHTTPConnection(port: port, request: "GET /card.png?text=recovered HTTP/1.1").response(timeout: 20)
     }
     #expect(recovered.status == 200, "renders answer 200 once workers start again")
-    #expect(server.stderr.contains("failed to start"), "\(server.stderr)")
   }
 
   /// A worker that cannot start at all stops `serve` at start-up: exit 70, one line naming the
@@ -188,17 +197,16 @@ func wireRoundTrip(_ card: RenderedCard) throws -> (facts: CardFacts, bytes: [UI
     let server = try await WorkerServer.start(arguments: ["--concurrency", "2"], environment: Self.faults)
     defer { server.stop() }
     _ = try #require(server.port, "no 'listening on' line; stderr: \(server.stderr)")
-    let workers = try await server.waitForWorkers(2)
+    let workers = server.runningChildren()
     #expect(workers.count == 2)
+    // Watched from before the kill, so a worker's pid cannot be reused unseen.
+    let exits = workers.map(ProcessExit.init)
     server.signal(SIGKILL)
     _ = try await server.waitForExit(timeout: .seconds(10))
-    // PR_SET_PDEATHSIG kills them as the server's threads end; checked a bounded number of times.
-    var polls = 0
-    while workers.contains(where: processIsRunning), polls < 1_000 {
-      polls += 1
-      try await Task.sleep(for: .milliseconds(10))
+    // PR_SET_PDEATHSIG kills them as the server's threads end.
+    for exit in exits {
+      #expect(try await exit.wait(timeout: .seconds(10)), "worker \(exit.pid) outlived a killed server")
     }
-    #expect(!workers.contains(where: processIsRunning), "workers outlived a killed server")
   }
 
   /// A worker sent a hello of another wire version refuses it: it exits with status 1 and says
@@ -237,18 +245,20 @@ func wireRoundTrip(_ card: RenderedCard) throws -> (facts: CardFacts, bytes: [UI
     let server = try await WorkerServer.start(arguments: ["--concurrency", "2"], environment: Self.faults)
     defer { server.stop() }
     _ = try #require(server.port, "no 'listening on' line; stderr: \(server.stderr)")
-    let before = try await server.waitForWorkers(2)
+    let before = server.runningChildren()
     try #require(before.count == 2, "two workers at start: \(before)")
     let victim = before[0]
     #expect(kill(victim, SIGKILL) == 0)
-    #expect(try await server.waitForMetric("innerpeace_render_worker_failures_total") { $0 == 1 })
-    #expect(try await server.waitForMetric("innerpeace_render_workers") { $0 == 2 })
-    let after = try await server.waitForWorkers(2)
+    // Seen without any request: logged (once counted), then replaced.
+    let line = await server.waitForLine(containing: "ended while idle")
+    #expect(line?.contains("killed by signal 9 (SIGKILL)") == true, "\(server.stderr)")
+    let after = try await server.waitForWorkerStarts(3)
+    let metrics = try await server.metrics()
+    #expect(metricValue(metrics, "innerpeace_render_worker_failures_total") == 1, "\(metrics)")
+    #expect(metricValue(metrics, "innerpeace_render_workers") == 2, "\(metrics)")
     #expect(after.count == 2 && !after.contains(victim) && after.contains(before[1]), "\(before) -> \(after)")
     #expect(processStat(victim) == nil, "the killed worker is reaped: \(String(describing: processStat(victim)))")
     #expect(server.zombieChildren().isEmpty, "zombies: \(server.zombieChildren())")
-    #expect(server.stderr.contains("ended while idle"), "\(server.stderr)")
-    #expect(server.stderr.contains("killed by signal 9 (SIGKILL)"), "\(server.stderr)")
   }
 
   /// The control: with --in-process the same trapping request takes the whole server down. It
@@ -282,8 +292,9 @@ func wireRoundTrip(_ card: RenderedCard) throws -> (facts: CardFacts, bytes: [UI
 
 // MARK: The server process and its workers
 
-/// `innerpeace serve --port 0` (a ``ServerProcess``) with extra environment variables, and what
-/// the tests need to see of its worker processes.
+/// `innerpeace serve --port 0` (a ``ServerProcess``, logging at `debug` so that every worker's
+/// start is a line on stderr) with extra environment variables, and what the tests need to see
+/// of its worker processes.
 final class WorkerServer: Sendable {
   let server: ServerProcess
 
@@ -297,7 +308,7 @@ final class WorkerServer: Sendable {
     WorkerServer(
       server: try await ServerProcess.start(
         arguments: ["serve", "--port", "0", "--host", "127.0.0.1", "--cache-mb", "0"] + arguments,
-        environment: extra, listenTimeout: .seconds(30)))
+        environment: ["LOG_LEVEL": "debug"].merging(extra) { $1 }))
   }
 
   /// The server's child processes that are running (not zombies).
@@ -313,31 +324,23 @@ final class WorkerServer: Sendable {
     }
   }
 
-  /// Waits until `count` children run (checked a bounded number of times), and returns them.
-  func waitForWorkers(_ count: Int) async throws -> [pid_t] {
-    var running = runningChildren()
-    var polls = 0
-    while running.count != count, polls < 2_000 {
-      polls += 1
-      try await Task.sleep(for: .milliseconds(10))
-      running = runningChildren()
-    }
-    return running
+  /// Waits until the pool has logged `count` worker starts in all (the ones at start-up included:
+  /// a replacement is a start too), then returns the workers running.
+  func waitForWorkerStarts(_ count: Int) async throws -> [pid_t] {
+    let starts = await server.waitForLines(containing: "render worker started", count: count)
+    try #require(starts != nil, "fewer than \(count) worker starts: \(stderr)")
+    return runningChildren()
   }
 
-  /// Polls `/metrics` (a bounded number of times) until the metric `name` satisfies `condition`;
-  /// returns whether it did.
-  func waitForMetric(_ name: String, until condition: @escaping @Sendable (Double?) -> Bool) async throws -> Bool {
-    guard let port else { return false }
-    for _ in 0..<2_000 {
-      let metrics = try await onOwnThread {
-        try RawHTTPConnection(port: port, request: "GET /metrics HTTP/1.1").response(timeout: 10)
-      }
-      if condition(metricValue(metrics.text, name)) { return true }
-      try await Task.sleep(for: .milliseconds(10))
-    }
-    return false
+  /// The server's metrics, once.
+  func metrics() async throws -> String {
+    let port = try #require(port)
+    return try await onOwnThread {
+      try RawHTTPConnection(port: port, request: "GET /metrics HTTP/1.1").response(timeout: 10)
+    }.text
   }
+
+  func waitForLine(containing text: String) async -> String? { await server.waitForLine(containing: text) }
 
   func signal(_ number: Int32) { server.signal(number) }
 
@@ -373,4 +376,33 @@ func descriptorLeaks(in pid: pid_t) -> [String] {
   let allowed: Set<String> = [target("0"), target("2")]
   let entries = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
   return entries.filter { !allowed.contains(target($0)) }.map { "\($0) -> \(target($0))" }
+}
+
+/// A process's exit, watched through a pidfd (it works for a process that is not our child, and
+/// a pid reused after the exit is not mistaken for it).
+struct ProcessExit: Sendable {
+  let pid: pid_t
+  private let descriptor: Int32
+
+  init(_ pid: pid_t) {
+    self.pid = pid
+    descriptor = innerpeace_pidfd_open(pid)
+  }
+
+  /// Whether the process has ended: blocks (on a thread of its own) until it does, or until
+  /// `timeout` (a hang guard) passes. Closes the pidfd.
+  func wait(timeout: Duration) async throws -> Bool {
+    // No pidfd: the process had already ended when it was asked for (ESRCH).
+    guard descriptor >= 0 else { return !processIsRunning(pid) }
+    let milliseconds = Int32(timeout / .milliseconds(1))
+    return try await onOwnThread { [descriptor] in
+      defer { close(descriptor) }
+      var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+      while true {
+        let ready = poll(&poller, 1, milliseconds)
+        if ready < 0 && errno == EINTR { continue }
+        return ready > 0
+      }
+    }
+  }
 }

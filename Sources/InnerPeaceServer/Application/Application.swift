@@ -90,7 +90,7 @@ package func buildApplication<Renderer: CardRendering>(
     configuration: .init(
       address: .hostname(configuration.host, port: configuration.port), serverName: "innerpeace",
       availableConnectionsDelegate: ConnectionCap(
-        counter: connections, hardLimit: configuration.maxConnections + HTTPLimits.refusalAllowance)),
+        counter: connections, hardLimit: configuration.maxConnections + HTTPLimits.refusalAllowance, logger: logger)),
     onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
     logger: logger
   )

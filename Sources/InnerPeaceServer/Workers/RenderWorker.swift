@@ -162,7 +162,8 @@ struct BlockingFrameStream {
 /// the catalog quote it asks for by index) then
 /// - `INNERPEACE_FAULT_TRAP_TEXT`: traps (an overflowing Double-to-Int32 conversion, SIGILL);
 /// - `INNERPEACE_FAULT_ABORT_TEXT`: aborts (SIGABRT, as a C library's failed assertion does);
-/// - `INNERPEACE_FAULT_SLOW_TEXT`: sleeps 2 s, then renders normally;
+/// - `INNERPEACE_FAULT_SLOW_TEXT`: says so on stderr (the server's log, for a test to wait for),
+///   sleeps 2 s, then renders normally;
 /// - `INNERPEACE_FAULT_HANG_TEXT`: never answers.
 /// And `INNERPEACE_FAULT_START_FILE` names a file: while it exists, a worker exits at start-up.
 enum RenderFaults {
@@ -183,7 +184,10 @@ enum RenderFaults {
         _ = Int32(scale)
       }
       if text == environment["INNERPEACE_FAULT_ABORT_TEXT"] { abort() }
-      if text == environment["INNERPEACE_FAULT_SLOW_TEXT"] { usleep(2_000_000) }
+      if text == environment["INNERPEACE_FAULT_SLOW_TEXT"] {
+        FileHandle.standardError.write(Data("render worker: slow fault, rendering in 2 s\n".utf8))
+        usleep(2_000_000)
+      }
       if text == environment["INNERPEACE_FAULT_HANG_TEXT"] {
         while true { sleep(3600) }
       }

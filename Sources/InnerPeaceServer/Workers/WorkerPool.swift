@@ -84,6 +84,8 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
     var stopping = false
     /// The supervisor's wait for the renders in flight, when stopping.
     var drained: CheckedContinuation<Void, Never>?
+    /// Waits for a number of workers running (``waitUntilRunning(_:)``).
+    var runningWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
 
     var running: Int {
       slots.count(where: {
@@ -156,6 +158,31 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
     }
   }
 
+  /// Returns once exactly `count` workers are running (idle or rendering), as the supervisor
+  /// starts and replaces them: for tests, which then look at the pool once instead of polling.
+  package func waitUntilRunning(_ count: Int) async {
+    await withCheckedContinuation { continuation in
+      state.withLock { state in
+        if state.running == count {
+          continuation.resume()
+        } else {
+          state.runningWaiters.append((count, continuation))
+        }
+      }
+    }
+  }
+
+  /// Sets the workers gauge to the workers running, and resumes the waits for that number.
+  private func publishRunning(_ state: inout State) {
+    let running = state.running
+    workersGauge.set(Double(running))
+    state.runningWaiters.removeAll { waiter in
+      guard waiter.count == running else { return false }
+      waiter.continuation.resume()
+      return true
+    }
+  }
+
   // MARK: Starting and stopping
 
   /// Starts every worker and waits until all are ready. Throws the first start-up failure (after
@@ -199,7 +226,7 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
       state.slots[index] = .idle(worker)
       state.startFailures = 0
       state.retryAt = nil
-      workersGauge.set(Double(state.running))
+      publishRunning(&state)
       return dispatch(&state)
     }
     resume(waiters)
@@ -216,7 +243,7 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
       else { return nil }
       state.slots[index] = .empty
       failuresCounter.increment()
-      workersGauge.set(Double(state.running))
+      publishRunning(&state)
       return index
     }
     guard let index else { return }
@@ -274,7 +301,7 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
         }
       }
     }
-    workersGauge.set(Double(0))
+    state.withLock { publishRunning(&$0) }
   }
 
   /// Stops taking renders (those waiting get none) and has ``run()`` stop the workers once the
@@ -319,7 +346,7 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
           let delay = min(Duration.milliseconds(250) * (1 << min(state.startFailures - 1, 7)), .seconds(30))
           state.retryAt = clock.now.advanced(by: delay)
           failuresCounter.increment()
-          workersGauge.set(Double(state.running))
+          publishRunning(&state)
           return (dispatch(&state), Optional(delay))
         }
         resume(waiters)
@@ -462,7 +489,7 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
         failuresCounter.increment()
         eventSink.yield(.fill(lease.slot))
       }
-      workersGauge.set(Double(state.running))
+      publishRunning(&state)
       return (dispatch(&state), state.busy == 0 ? state.drained.take() : nil)
     }
     resume(waiters)
@@ -483,7 +510,7 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
       retirementsCounter.increment()
       eventSink.yield(.retire(lease.worker))
       eventSink.yield(.fill(lease.slot))
-      workersGauge.set(Double(state.running))
+      publishRunning(&state)
       return (dispatch(&state), state.busy == 0 ? state.drained.take() : nil)
     }
     resume(waiters)
