@@ -1,4 +1,4 @@
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// A clock that moves only when the test moves it: every sleep on it waits until ``advance(by:)``
 /// takes `now` past its deadline (or its task is cancelled). Tests wait for the code under test to
@@ -37,19 +37,19 @@ final class ManualClock: Clock, Sendable {
     }
   }
 
-  private let state = Mutex(State())
+  private let state = NIOLockedValueBox(State())
 
-  var now: Instant { state.withLock { $0.now } }
+  var now: Instant { state.withLockedValue { $0.now } }
   var minimumResolution: Duration { .zero }
 
   func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
-    let id = state.withLock { state in
+    let id = state.withLockedValue { state in
       defer { state.nextID += 1 }
       return state.nextID
     }
     try await withTaskCancellationHandler {
       try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-        let (immediate, watchers) = state.withLock { state -> (Result<Void, any Error>?, [Watcher]) in
+        let (immediate, watchers) = state.withLockedValue { state -> (Result<Void, any Error>?, [Watcher]) in
           if deadline <= state.now { return (.success(()), []) }
           if state.sleepers[id]?.cancelled == true {
             state.sleepers[id] = nil
@@ -65,7 +65,7 @@ final class ManualClock: Clock, Sendable {
         if let immediate { continuation.resume(with: immediate) }
       }
     } onCancel: {
-      let continuation = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+      let continuation = state.withLockedValue { state -> CheckedContinuation<Void, any Error>? in
         guard let sleeper = state.sleepers[id] else {
           state.sleepers[id] = Sleeper(deadline: deadline, cancelled: true)
           return nil
@@ -79,7 +79,7 @@ final class ManualClock: Clock, Sendable {
 
   /// Moves `now` on, and wakes every sleep whose deadline it reaches.
   func advance(by duration: Duration) {
-    let woken = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
+    let woken = state.withLockedValue { state -> [CheckedContinuation<Void, any Error>] in
       state.now = state.now.advanced(by: duration)
       let due = state.sleepers.filter { $0.value.deadline <= state.now && $0.value.continuation != nil }
       for id in due.keys { state.sleepers[id] = nil }
@@ -92,13 +92,13 @@ final class ManualClock: Clock, Sendable {
   /// cancelled (a test's time limit), so that a test whose code never sleeps fails instead of
   /// hanging.
   func waitForSleeper(until deadline: Instant, count: Int = 1) async {
-    let id = state.withLock { state in
+    let id = state.withLockedValue { state in
       defer { state.nextID += 1 }
       return state.nextID
     }
     await withTaskCancellationHandler {
       await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-        let now = state.withLock { state -> Bool in
+        let now = state.withLockedValue { state -> Bool in
           if state.sleeping(until: deadline) >= count || state.cancelledWatchers.remove(id) != nil { return true }
           state.watchers.append(Watcher(id: id, deadline: deadline, count: count, continuation: continuation))
           return false
@@ -106,7 +106,7 @@ final class ManualClock: Clock, Sendable {
         if now { continuation.resume() }
       }
     } onCancel: {
-      let watcher = state.withLock { state -> Watcher? in
+      let watcher = state.withLockedValue { state -> Watcher? in
         guard let index = state.watchers.firstIndex(where: { $0.id == id }) else {
           state.cancelledWatchers.insert(id)
           return nil

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 import Testing
 
 #if canImport(Glibc)
@@ -88,12 +88,12 @@ final class ServerProcess: @unchecked Sendable {
 
   let process: Process
   let output = Watched(Output())
-  private let listeningPort: Mutex<Int?> = Mutex(nil)
+  private let listeningPort: NIOLockedValueBox<Int?> = NIOLockedValueBox(nil)
 
   private init(process: Process) { self.process = process }
 
   /// The port of the "listening on" line, if it came.
-  var port: Int? { listeningPort.withLock { $0 } }
+  var port: Int? { listeningPort.withLockedValue { $0 } }
 
   var stderr: String { output.value.text }
 
@@ -144,7 +144,7 @@ final class ServerProcess: @unchecked Sendable {
       if let match = output.text.firstMatch(of: #/listening on http://127\.0\.0\.1:(\d+)/#) { return Int(match.1) }
       return output.status != nil || output.ended ? .some(nil) : nil
     }
-    server.listeningPort.withLock { $0 = port ?? nil }
+    server.listeningPort.withLockedValue { $0 = port ?? nil }
     return server
   }
 

@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// A value that changes as things happen (what a process wrote on stderr, log lines), and the
 /// tasks waiting for it to reach some state: each wait is resumed by the change that brings that
@@ -15,16 +15,16 @@ final class Watched<Value: Sendable>: Sendable {
     var nextWaiter = 0
   }
 
-  private let state: Mutex<State>
+  private let state: NIOLockedValueBox<State>
 
-  init(_ value: Value) { state = Mutex(State(value: value)) }
+  init(_ value: Value) { state = NIOLockedValueBox(State(value: value)) }
 
   /// The value now.
-  var value: Value { state.withLock { $0.value } }
+  var value: Value { state.withLockedValue { $0.value } }
 
   /// Changes the value and resumes every wait that the new value ends.
   func update(_ change: (inout Value) -> Void) {
-    state.withLock { state in
+    state.withLockedValue { state in
       change(&state.value)
       let value = state.value
       state.waiters = state.waiters.filter { !$0.value(value, false) }
@@ -35,7 +35,7 @@ final class Watched<Value: Sendable>: Sendable {
   /// change); nil if nothing is found within `timeout` (a hang guard).
   func wait<T: Sendable>(timeout: Duration = .seconds(30), for found: @escaping @Sendable (Value) -> T?) async -> T? {
     await withCheckedContinuation { (continuation: CheckedContinuation<T?, Never>) in
-      let waiter = state.withLock { state -> Int? in
+      let waiter = state.withLockedValue { state -> Int? in
         if let result = found(state.value) {
           continuation.resume(returning: result)
           return nil
@@ -57,7 +57,7 @@ final class Watched<Value: Sendable>: Sendable {
       let (seconds, attoseconds) = timeout.components
       let guardDelay = DispatchTimeInterval.nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
       DispatchQueue.global().asyncAfter(deadline: .now() + guardDelay) { [self] in
-        state.withLock { state in
+        state.withLockedValue { state in
           guard let expire = state.waiters.removeValue(forKey: waiter) else { return }
           _ = expire(state.value, true)
         }

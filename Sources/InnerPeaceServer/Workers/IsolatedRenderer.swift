@@ -1,8 +1,8 @@
 import Dispatch
 public import InnerPeace
 import Logging
+import NIOConcurrencyHelpers
 import Prometheus
-import Synchronization
 
 /// Render worker processes (the very ``WorkerPool`` of `serve`) for a caller outside the server:
 /// `innerpeace batch`, whose render threads block on it. A card whose render crashes its worker
@@ -75,14 +75,14 @@ public final class IsolatedRenderer: Sendable {
   /// Runs `operation` as a task and blocks the calling thread (one of the caller's own, never
   /// one of the cooperative pool's) until it is done.
   private static func blocking<Value: Sendable>(_ operation: @escaping @Sendable () async -> Value) -> Value {
-    let result = Mutex<Value?>(nil)
+    let result = NIOLockedValueBox<Value?>(nil)
     let done = DispatchSemaphore(value: 0)
     Task {
       let value = await operation()
-      result.withLock { $0 = value }
+      result.withLockedValue { $0 = value }
       done.signal()
     }
     done.wait()
-    return result.withLock { $0! }
+    return result.withLockedValue { $0! }
   }
 }

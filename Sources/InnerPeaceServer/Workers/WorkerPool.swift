@@ -1,10 +1,10 @@
 import InnerPeace
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import Prometheus
 import ServiceLifecycle
-import Synchronization
 
 /// A fixed number of render worker processes (``WorkerConnection``), and their supervisor: a
 /// swift-service-lifecycle `Service` in the application's `ServiceGroup`.
@@ -42,7 +42,7 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
   private let workersGauge: Gauge
   private let failuresCounter: Counter
   private let retirementsCounter: Counter
-  private let state: Mutex<State>
+  private let state: NIOLockedValueBox<State>
   private let events: AsyncStream<Event>
   private let eventSink: AsyncStream<Event>.Continuation
 
@@ -128,7 +128,7 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
     self.clock = clock
     self.eventLoops = eventLoops
     self.logger = logger
-    state = Mutex(State(slots: Array(repeating: .empty, count: count)))
+    state = NIOLockedValueBox(State(slots: Array(repeating: .empty, count: count)))
     (events, eventSink) = AsyncStream.makeStream(of: Event.self)
     workersGauge = registry.gauge(
       "innerpeace_render_workers", unit: "", help: "Render worker processes running and ready for work.")
@@ -141,14 +141,14 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
   }
 
   /// Workers running (idle or rendering).
-  var runningCount: Int { state.withLock { $0.running } }
+  var runningCount: Int { state.withLockedValue { $0.running } }
 
   /// Workers rendering, and renders waiting for a worker.
-  var counts: (busy: Int, waiting: Int) { state.withLock { ($0.busy, $0.line.count) } }
+  var counts: (busy: Int, waiting: Int) { state.withLockedValue { ($0.busy, $0.line.count) } }
 
   /// The workers' pids, slot by slot (`nil`: no worker running there).
   var pids: [pid_t?] {
-    state.withLock { state in
+    state.withLockedValue { state in
       state.slots.map {
         switch $0 {
         case .idle(let worker), .busy(let worker): worker.pid
@@ -162,7 +162,7 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
   /// starts and replaces them: for tests, which then look at the pool once instead of polling.
   package func waitUntilRunning(_ count: Int) async {
     await withCheckedContinuation { continuation in
-      state.withLock { state in
+      state.withLockedValue { state in
         if state.running == count {
           continuation.resume()
         } else {
@@ -189,7 +189,7 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
   /// stopping the workers that did start): a worker that cannot start at all (a bad catalog, a
   /// missing binary) should stop the server from starting.
   func start() async throws(WorkerFailure) {
-    let count = state.withLock { state in
+    let count = state.withLockedValue { state in
       for index in state.slots.indices { state.slots[index] = .starting }
       return state.slots.count
     }
@@ -203,7 +203,7 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
     for case .failure(let failure) in started {
       failuresCounter.increment()
       for worker in workers { _ = await worker.stop(grace: .seconds(2), clock: clock) }
-      state.withLock { state in
+      state.withLockedValue { state in
         for index in state.slots.indices { state.slots[index] = .empty }
       }
       throw failure
@@ -222,7 +222,7 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
 
   /// Puts a started worker in its slot and watches it: its death while idle empties the slot.
   private func place(_ worker: WorkerConnection, in index: Int) {
-    let waiters = state.withLock { state in
+    let waiters = state.withLockedValue { state in
       state.slots[index] = .idle(worker)
       state.startFailures = 0
       state.retryAt = nil
@@ -237,7 +237,7 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
   /// A worker's process ended. Idle, it is counted, logged and replaced here; rendering, its
   /// render sees its channel close and does the same; retired or stopped, nothing is owed.
   private func ended(_ worker: WorkerConnection, status: Int32?) {
-    let index = state.withLock { state -> Int? in
+    let index = state.withLockedValue { state -> Int? in
       guard !state.stopping,
         let index = state.slots.firstIndex(where: { if case .idle(let idle) = $0 { idle === worker } else { false } })
       else { return nil }
@@ -281,14 +281,14 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
       group.cancelAll()
     }
     await withCheckedContinuation { continuation in
-      let now = state.withLock { state -> Bool in
+      let now = state.withLockedValue { state -> Bool in
         guard state.busy > 0 else { return true }
         state.drained = continuation
         return false
       }
       if now { continuation.resume() }
     }
-    let workers = state.withLock { state -> [WorkerConnection] in
+    let workers = state.withLockedValue { state -> [WorkerConnection] in
       defer { state.slots = state.slots.map { _ in .empty } }
       return state.slots.compactMap { if case .idle(let worker) = $0 { worker } else { nil } }
     }
@@ -301,13 +301,13 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
         }
       }
     }
-    state.withLock { publishRunning(&$0) }
+    state.withLockedValue { publishRunning(&$0) }
   }
 
   /// Stops taking renders (those waiting get none) and has ``run()`` stop the workers once the
   /// renders in flight are back.
   func requestStop() {
-    let waiters = state.withLock { state -> [CheckedContinuation<Lease?, Never>] in
+    let waiters = state.withLockedValue { state -> [CheckedContinuation<Lease?, Never>] in
       state.stopping = true
       defer { state.line = [] }
       return state.line.compactMap(\.continuation)
@@ -321,7 +321,7 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
   /// or the pool stops.
   private func fill(_ index: Int) async {
     while true {
-      let delay = state.withLock { state -> Duration? in
+      let delay = state.withLockedValue { state -> Duration? in
         guard !state.stopping else { return nil }
         state.slots[index] = .starting
         return state.retryAt.map { clock.now.duration(to: $0) } ?? .zero
@@ -332,14 +332,14 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
       }
       switch await startWorker() {
       case .success(let worker):
-        if state.withLock({ $0.stopping }) {
+        if state.withLockedValue({ $0.stopping }) {
           _ = await worker.stop(grace: .seconds(2), clock: clock)
           break
         }
         place(worker, in: index)
         return
       case .failure(let failure):
-        let (waiters, delay) = state.withLock { state -> (Wakeups, Duration?) in
+        let (waiters, delay) = state.withLockedValue { state -> (Wakeups, Duration?) in
           state.slots[index] = .empty
           guard !state.stopping else { return ([], nil) }
           state.startFailures += 1
@@ -356,7 +356,7 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
           metadata: ["reason": .string(failure.description), "retry_in_s": "\(delay / .seconds(1))"])
       }
     }
-    state.withLock { $0.slots[index] = .empty }
+    state.withLockedValue { $0.slots[index] = .empty }
   }
 
   // MARK: Renders
@@ -397,7 +397,7 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
   /// or `nil` when none can be had: the pool is stopping, no worker is running while start-ups
   /// fail, or none came within the start-up timeout.
   private func take(pixels: Int) async -> Lease? {
-    let (turn, others) = state.withLock { state -> (Turn, Wakeups) in
+    let (turn, others) = state.withLockedValue { state -> (Turn, Wakeups) in
       let ticket = state.nextTicket
       state.nextTicket += 1
       state.line.append(Waiter(ticket: ticket, pixels: pixels))
@@ -415,7 +415,7 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
     return await withTaskGroup(of: Lease?.self) { group in
       group.addTask {
         await withCheckedContinuation { continuation in
-          let now = self.state.withLock { state -> Lease?? in
+          let now = self.state.withLockedValue { state -> Lease?? in
             if let lease = state.granted.removeValue(forKey: ticket) { return .some(lease) }
             guard let index = state.line.firstIndex(where: { $0.ticket == ticket }) else { return .some(nil) }
             state.line[index].continuation = continuation
@@ -426,7 +426,7 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
       }
       group.addTask {
         try? await self.clock.sleep(for: self.startTimeout)
-        let waiter = self.state.withLock { state -> CheckedContinuation<Lease?, Never>? in
+        let waiter = self.state.withLockedValue { state -> CheckedContinuation<Lease?, Never>? in
           guard let index = state.line.firstIndex(where: { $0.ticket == ticket }) else { return nil }
           return state.line.remove(at: index).continuation
         }
@@ -480,7 +480,7 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
 
   /// Returns a slot: with its worker, or empty for the supervisor to fill (the worker failed).
   private func giveBack(_ lease: Lease, keepingWorker: Bool) {
-    let (waiters, drained) = state.withLock { state in
+    let (waiters, drained) = state.withLockedValue { state in
       state.pixelsInFlight -= lease.pixels
       if keepingWorker {
         state.slots[lease.slot] = .idle(lease.worker)
@@ -499,7 +499,7 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
   /// Empties a slot whose worker holds too much memory at rest: the supervisor stops the worker
   /// and starts another in its place.
   private func retire(_ lease: Lease) {
-    let (waiters, drained) = state.withLock { state in
+    let (waiters, drained) = state.withLockedValue { state in
       state.pixelsInFlight -= lease.pixels
       guard !state.stopping else {
         // The supervisor stops it with the others.
@@ -524,7 +524,7 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
   }
 
   private func retryAfterSeconds() -> Int {
-    guard let retryAt = state.withLock({ $0.retryAt }) else { return 1 }
+    guard let retryAt = state.withLockedValue({ $0.retryAt }) else { return 1 }
     let seconds = clock.now.duration(to: retryAt) / .seconds(1)
     return max(1, Int(seconds.rounded(.up)))
   }
