@@ -135,39 +135,32 @@ package final class CardService<Renderer: CardRendering>: Sendable {
 }
 
 /// A rendered card as the service keeps and sends it: the bytes already in a `ByteBuffer` (shared,
-/// not copied, by every response that sends them) and the facts the headers need.
+/// not copied, by every response that sends them) and the facts the headers need, read through
+/// it (`card.fontSize`).
+@dynamicMemberLookup
 struct ServedCard: Sendable {
   let body: ByteBuffer
-  let format: ImageFormat
-  let quoteIndex: Int?
-  let picture: String?
-  let fontSize: Int
-  let truncated: Bool
-  /// Glyphs no font could draw (tofu).
-  let missingGlyphs: Int
-  let shareMessage: String
+  /// The card's facts, without its report (kept once, below, as the bytes that are sent).
+  let facts: CardFacts
   /// The card's report as the debug endpoints send it (pretty JSON, sorted keys): only for a
   /// request that asked for one, which keeps this and not the image.
   let report: ByteBuffer?
 
   init(_ card: FinishedCard) {
-    let facts = card.facts
+    var facts = card.facts
     if let report = facts.report {
       // A report's request wants the report, not the image: the cache holds only what is sent.
       body = ByteBuffer()
       self.report = ByteBuffer(bytes: report.json)
+      facts.report = nil
     } else {
       body = card.body
       self.report = nil
     }
-    format = facts.format
-    quoteIndex = facts.quoteIndex
-    picture = facts.picture
-    fontSize = facts.fontSize
-    truncated = facts.truncated
-    missingGlyphs = facts.missingGlyphs
-    shareMessage = facts.shareMessage
+    self.facts = facts
   }
+
+  subscript<Value>(dynamicMember fact: KeyPath<CardFacts, Value>) -> Value { facts[keyPath: fact] }
 
   var byteCount: Int { body.readableBytes + (report?.readableBytes ?? 0) }
 }

@@ -137,7 +137,7 @@ public struct CardFacts: Codable, Sendable, Equatable {
   /// `"<text>" — <author>`, the app's share message.
   public let shareMessage: String
   /// What was set, and how: only when the request asked for it.
-  public let report: TypesetReport?
+  public var report: TypesetReport?
 
   public init(_ card: RenderedCard) {
     format = card.format
