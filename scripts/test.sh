@@ -25,25 +25,37 @@ else
   node --check Resources/page/page.js
 fi
 swift build --build-tests
+# A hang guard on each test run: Swift Testing's time limits end a hung test, and this ends a run
+# that still cannot finish (a wait that ignores cancellation), with one line, long before CI's limit.
+guarded() {
+  local minutes=$1
+  shift
+  local status=0
+  timeout --kill-after=30 "${minutes}m" "$@" || status=$?
+  if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
+    echo "innerpeace: a test run did not finish within $minutes minutes (a hang; the last test started above is it): $*" >&2
+  fi
+  return "$status"
+}
 if $fast; then
   skip=$(bash scripts/tagged-tests.sh live process binary)
-  swift test --skip-build --skip "$skip"
+  guarded 15 swift test --skip-build --skip "$skip"
   exit 0
 fi
-swift test --skip-build
+guarded 25 swift test --skip-build
 # AddressSanitizer over the renderer, the render pool and the server, in a build folder of its own.
 # The test bundle is run directly: `swift test --skip-build` does not find a sanitized build's
 # description. Leak reports are off: Foundation's and fontconfig's process-lifetime caches would
 # fill them; memory errors still fail the run.
 swift build --build-tests --sanitize=address --scratch-path .build-address --disable-build-manifest-caching
-ASAN_OPTIONS=detect_leaks=0 .build-address/debug/innerpeacePackageTests.xctest --testing-library swift-testing \
+ASAN_OPTIONS=detect_leaks=0 guarded 20 .build-address/debug/innerpeacePackageTests.xctest --testing-library swift-testing \
   --filter InnerPeaceServerTests --filter RenderTests
 # ThreadSanitizer over the same suites, in .build-thread. The locks they exercise are ones TSan can
 # see: NSLock in the core, NIOLockedValueBox in the server (with this toolchain TSan cannot see
 # Synchronization's `Mutex` and reports every access under it as a race: BENCHMARKS.md §4). The
 # worker processes the server tests spawn are the plain build's.
 swift build --build-tests --sanitize=thread --scratch-path .build-thread --disable-build-manifest-caching
-.build-thread/debug/innerpeacePackageTests.xctest --testing-library swift-testing \
+guarded 20 .build-thread/debug/innerpeacePackageTests.xctest --testing-library swift-testing \
   --filter InnerPeaceServerTests --filter RenderTests
 /usr/bin/python3 Tests/browser/page_test.py --binary .build/debug/innerpeace
 # Link previews as a link-preview parser reads them (metadata-parser, PyPI).

@@ -364,6 +364,19 @@ func processStat(_ pid: pid_t) -> (state: Character, parent: pid_t)? {
   return (state, parent)
 }
 
+/// This process's children, one line each ("pid state wchan: command line"), for a test that
+/// timed out waiting on one of them to say where each was.
+func childProcessReport() -> String {
+  let me = getpid()
+  let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+  let lines = entries.compactMap(pid_t.init).filter { processStat($0)?.parent == me }.sorted().map { pid in
+    let read = { (name: String) in (try? String(contentsOfFile: "/proc/\(pid)/\(name)", encoding: .utf8)) ?? "?" }
+    let command = read("cmdline").split(separator: "\0").joined(separator: " ")
+    return "\(pid) \(processStat(pid).map { String($0.state) } ?? "?") \(read("wchan")): \(command)"
+  }
+  return lines.isEmpty ? "no child processes" : lines.joined(separator: "; ")
+}
+
 /// Whether a process exists and is not a zombie.
 func processIsRunning(_ pid: pid_t) -> Bool { processStat(pid).map { $0.state != "Z" } ?? false }
 

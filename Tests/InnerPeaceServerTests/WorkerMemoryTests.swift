@@ -155,6 +155,9 @@ import Testing
       // Its replacement failed to start and backs off 0.25 s on the test's clock.
       let backOff = Duration.milliseconds(250)
       await clock.waitForSleeper(until: clock.now.advanced(by: backOff))
+      if Task.isCancelled {
+        Issue.record("no back-off within the time limit: \(pool.counts), workers \(pool.pids); \(childProcessReport())")
+      }
       #expect(Self.metric(registry, "innerpeace_render_workers") == 1)
       #expect(Self.metric(registry, "innerpeace_render_worker_failures_total") == 2, "the death and one start-up")
       #expect(processStat(victim) == nil, "reaped: \(String(describing: processStat(victim)))")
@@ -162,6 +165,7 @@ import Testing
       clock.advance(by: backOff)
       // The supervisor starts one at once (the test's time limit is the hang guard).
       await pool.waitUntilRunning(2)
+      if Task.isCancelled { Issue.record("no replacement within the time limit; \(childProcessReport())") }
       #expect(Self.metric(registry, "innerpeace_render_workers") == 2)
       #expect(pool.pids.allSatisfy { $0 != nil && $0 != victim })
     }

@@ -85,7 +85,10 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
     /// The supervisor's wait for the renders in flight, when stopping.
     var drained: CheckedContinuation<Void, Never>?
     /// Waits for a number of workers running (``waitUntilRunning(_:)``).
-    var runningWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    var runningWaiters: [(id: Int, count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    /// Waits for a number of workers that were cancelled before they began waiting.
+    var cancelledRunningWaits: Set<Int> = []
+    var nextRunningWait = 0
 
     var running: Int {
       slots.count(where: {
@@ -159,16 +162,31 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
   }
 
   /// Returns once exactly `count` workers are running (idle or rendering), as the supervisor
-  /// starts and replaces them: for tests, which then look at the pool once instead of polling.
+  /// starts and replaces them, or once the waiting task is cancelled (a test's time limit): for
+  /// tests, which then look at the pool once instead of polling, and fail instead of hanging.
   package func waitUntilRunning(_ count: Int) async {
-    await withCheckedContinuation { continuation in
-      state.withLockedValue { state in
-        if state.running == count {
-          continuation.resume()
-        } else {
-          state.runningWaiters.append((count, continuation))
+    let id = state.withLockedValue { state in
+      defer { state.nextRunningWait += 1 }
+      return state.nextRunningWait
+    }
+    await withTaskCancellationHandler {
+      await withCheckedContinuation { continuation in
+        let now = state.withLockedValue { state -> Bool in
+          if state.running == count || state.cancelledRunningWaits.remove(id) != nil { return true }
+          state.runningWaiters.append((id, count, continuation))
+          return false
         }
+        if now { continuation.resume() }
       }
+    } onCancel: {
+      let waiter = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
+        guard let index = state.runningWaiters.firstIndex(where: { $0.id == id }) else {
+          state.cancelledRunningWaits.insert(id)
+          return nil
+        }
+        return state.runningWaiters.remove(at: index).continuation
+      }
+      waiter?.resume()
     }
   }
 
