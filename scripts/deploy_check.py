@@ -225,6 +225,9 @@ def dashboard(root):
     ids = [panel.get("id") for panel in document.get("panels", [])]
     if len(set(ids)) != len(ids):
         problem("dashboard: panel ids repeat")
+    for variable in document.get("templating", {}).get("list", []):
+        if variable.get("type") == "query" and variable.get("datasource", {}).get("uid") != "${DS_PROMETHEUS}":
+            problem(f"dashboard: variable {variable.get('name')} does not use the imported data source")
     for panel in document.get("panels", []):
         if not panel.get("targets"):
             problem(f"dashboard: panel '{panel.get('title')}' has no query")
@@ -240,7 +243,7 @@ def job_command(root, binary, folder, count):
     command = job["template"]["spec"]["containers"][0]["args"][0]
     completions = str(job["completions"])
     local = command.replace("/app/innerpeace", binary).replace("/cards", folder)
-    local = local.replace(f"/{completions}\"", f"/{count}\"") + " --jobs 1 --count 6"
+    local = local.replace(f"/{completions}\"", f"/{count}\"").replace("--jobs 2", "--jobs 1") + " --count 6"
     print(local)
 
 

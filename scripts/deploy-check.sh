@@ -1,0 +1,210 @@
+#!/usr/bin/env bash
+# Validates the deployment files (README, "Deploying at scale"), each with the tool that reads it:
+#   - deploy/kubernetes (and batch/): kubernetes-validate --strict against Kubernetes 1.30.0, each
+#     file and, where kubectl is installed, the kustomize output; then what the deployment relies
+#     on (probes on /healthz and /readyz, ports, PORT, the non-root read-only security context, the
+#     Indexed Job's --shard and the merge Job's shard count: scripts/deploy_check.py kube);
+#   - deploy/systemd/innerpeace.service: `systemd-analyze verify` (no systemd as PID 1 needed; any
+#     line it prints fails the check) and `systemd-analyze security --offline` at exposure 2.0 or
+#     less;
+#   - deploy/prometheus: `promtool check rules` on alerts.yaml, `promtool check config` on
+#     prometheus.yml;
+#   - compose.yaml and the Grafana dashboard: parsed, for the keys that matter;
+# and, unless --fast:
+#   - every metric and label name in the dashboard's and the alerts' PromQL against the /metrics of
+#     a server started here (BINARY serve on a free loopback port, a few requests so the histograms
+#     have series, one scrape, SIGTERM);
+#   - the Indexed Job's own shell command run for shards 1/2 and 2/2 of 6 cards with BINARY, the
+#     shard manifests merged with deploy/kubernetes/batch/merge-manifests.py, every image listed
+#     once and matching its SHA-256;
+#   - each check run on a broken copy (a misspelt field, a bad value, a metric name with a typo...)
+#     to show that it fails there.
+# A missing tool skips its check with one line; the script exits 1 if any check failed.
+#
+#   bash scripts/deploy-check.sh [--fast] [BINARY]      (BINARY: .build/debug/innerpeace)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$PWD
+fast=false
+if [ "${1:-}" = "--fast" ]; then fast=true; shift; fi
+binary=$(realpath -m "${1:-.build/debug/innerpeace}")
+KUBERNETES_VERSION=1.30.0
+python=$repo/.build/pytools/bin/python
+validate=$repo/.build/pytools/bin/kubernetes-validate
+work=$(mktemp -d)
+server_pid=""
+cleanup() {
+  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+failed=0
+say() { echo "deploy-check: $*" >&2; }
+run_check() { # NAME COMMAND...: runs a check on the repository's files
+  local name=$1
+  shift
+  if "$@" >"$work/out" 2>&1; then
+    say "ok: $name"
+    sed 's/^/    /' "$work/out" >&2
+  else
+    cat "$work/out" >&2
+    say "FAILED: $name"
+    failed=$((failed + 1))
+  fi
+}
+have_python() { [ -x "$python" ] && "$python" -c 'import yaml' 2>/dev/null; }
+
+# Each check takes the folder whose deploy/ and compose.yaml it reads.
+kubernetes_files() {
+  local root=$1 status=0
+  # shellcheck disable=SC2046
+  "$validate" --strict --quiet -k "$KUBERNETES_VERSION" $(find "$root/deploy/kubernetes" -name '*.yaml' \
+    ! -name kustomization.yaml | sort) || status=1
+  if command -v kubectl >/dev/null; then
+    for folder in deploy/kubernetes deploy/kubernetes/batch; do
+      kubectl kustomize "$root/$folder" >"$work/kustomized.yaml" || return 1
+      "$validate" --strict --quiet -k "$KUBERNETES_VERSION" "$work/kustomized.yaml" || status=1
+    done
+  fi
+  "$python" scripts/deploy_check.py kube "$root" || status=1
+  return $status
+}
+systemd_unit() {
+  local root=$1 unit="$work/unit/innerpeace.service"
+  mkdir -p "$work/unit"
+  # verify wants ExecStart's program to exist: the binary checked here stands in for /opt/innerpeace.
+  sed "s#/opt/innerpeace/innerpeace#$binary#" "$root/deploy/systemd/innerpeace.service" >"$unit"
+  [ -x "$binary" ] || { printf '#!/bin/sh\n' >"$work/unit/innerpeace" && chmod +x "$work/unit/innerpeace" &&
+    sed -i "s#$binary#$work/unit/innerpeace#" "$unit"; }
+  local said
+  said=$(systemd-analyze verify "$unit" 2>&1) || { echo "$said"; return 1; }
+  [ -z "$said" ] || { echo "$said"; return 1; }
+  systemd-analyze security --offline=true --threshold=20 --no-pager "$unit" | tail -1
+}
+prometheus_rules() { promtool check rules "$1/deploy/prometheus/alerts.yaml"; }
+prometheus_config() { promtool check config "$1/deploy/prometheus/prometheus.yml"; }
+compose_file() { "$python" scripts/deploy_check.py compose "$1"; }
+dashboard_file() { "$python" scripts/deploy_check.py dashboard "$1"; }
+metric_names() { "$python" scripts/deploy_check.py names "$1" "$work/metrics.txt"; }
+
+# A server of BINARY on a free loopback port: a few requests (a render of each format, a cache hit,
+# a 404), one scrape of /metrics into $work/metrics.txt, then SIGTERM. Waits on its "listening"
+# line and its exit, each polled a bounded number of times.
+scrape_server() {
+  "$binary" serve --host 127.0.0.1 --port 0 --concurrency 1 2>"$work/server.log" >/dev/null &
+  server_pid=$!
+  local port="" attempt
+  for attempt in $(seq 300); do
+    port=$(sed -n 's|^innerpeace: listening on http://127.0.0.1:\([0-9]*\).*|\1|p' "$work/server.log")
+    [ -n "$port" ] && break
+    kill -0 "$server_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  [ -n "$port" ] || { cat "$work/server.log"; return 1; }
+  local path
+  for path in /healthz /cards/1.png /cards/1.png '/cards/2.jpg?w=320&h=200' /cards/3.webp /quotes /no-such-page; do
+    curl -s -o /dev/null --max-time 60 "http://127.0.0.1:$port$path"
+  done
+  curl -sf --max-time 10 "http://127.0.0.1:$port/metrics" >"$work/metrics.txt"
+  kill -TERM "$server_pid"
+  wait "$server_pid" || true
+  server_pid=""
+  grep -q '^http_request_duration_seconds_bucket' "$work/metrics.txt"
+}
+
+# The Indexed Job's command, as a pod with JOB_COMPLETION_INDEX 0 and then 1 would run it (two
+# shards of six cards, one worker each), then the merge.
+indexed_job() {
+  local command
+  command=$("$python" scripts/deploy_check.py job-command "$repo" "$binary" "$work/cards" 2)
+  echo "$command"
+  JOB_COMPLETION_INDEX=0 /bin/sh -c "$command" || return 1
+  JOB_COMPLETION_INDEX=1 /bin/sh -c "$command" || return 1
+  "$python" deploy/kubernetes/batch/merge-manifests.py "$work/cards" 2 || return 1
+  "$python" scripts/deploy_check.py batch "$work/cards" 2
+}
+
+# A copy of the deploy files with one change: sed EXPRESSION on FILE (relative to the copy).
+broken_copy() {
+  rm -rf "$work/broken" && mkdir -p "$work/broken"
+  cp -R deploy compose.yaml "$work/broken/"
+  sed -i "$2" "$work/broken/$1"
+  cmp -s "$1" "$work/broken/$1" && { say "the change '$2' left $1 as it was"; return 1; }
+  return 0
+}
+must_fail() { # DESCRIPTION FILE SED CHECK: the check must fail on the broken copy
+  if ! broken_copy "$2" "$3"; then failed=$((failed + 1)); return; fi
+  if "$4" "$work/broken" >"$work/out" 2>&1; then
+    say "FAILED: $1 was not caught by $4"
+    failed=$((failed + 1))
+  else
+    say "ok: $1 is caught by $4"
+  fi
+}
+
+if ! have_python; then
+  say "skipped every check: no .build/pytools with PyYAML (bash scripts/install-deps.sh --with-test-tools)"
+  exit 0
+fi
+if [ -x "$validate" ]; then
+  run_check "Kubernetes manifests (kubernetes-validate --strict, Kubernetes $KUBERNETES_VERSION)" kubernetes_files "$repo"
+else
+  say "skipped the Kubernetes manifests: no kubernetes-validate in .build/pytools (install-deps.sh --with-test-tools)"
+fi
+if command -v systemd-analyze >/dev/null; then
+  run_check "systemd unit (systemd-analyze verify, security)" systemd_unit "$repo"
+else
+  say "skipped the systemd unit: no systemd-analyze (apt-get install systemd)"
+fi
+if command -v promtool >/dev/null; then
+  run_check "alert rules (promtool check rules)" prometheus_rules "$repo"
+  run_check "prometheus.yml (promtool check config)" prometheus_config "$repo"
+else
+  say "skipped the Prometheus files: no promtool (apt-get install prometheus)"
+fi
+run_check "compose.yaml" compose_file "$repo"
+run_check "Grafana dashboard" dashboard_file "$repo"
+
+if $fast; then
+  say "--fast: the metric names against a running server, the Indexed Job's run and the broken copies are left out"
+elif [ ! -x "$binary" ]; then
+  say "skipped the metric names and the Indexed Job: no $binary (swift build)"
+else
+  if run_check "a server's /metrics after a few requests" scrape_server; then
+    run_check "metric and label names of the dashboard and the alerts" metric_names "$repo"
+  fi
+  run_check "the Indexed Job's command for shards 1/2 and 2/2, merged" indexed_job
+  # Each check fails on a copy with one mistake.
+  [ -x "$validate" ] && must_fail "a misspelt securityContext field" deploy/kubernetes/deployment.yaml \
+    's/readOnlyRootFilesystem: true/readOnlyRootFilsystem: true/' kubernetes_files
+  [ -x "$validate" ] && must_fail "replicas: two" deploy/kubernetes/deployment.yaml 's/replicas: 2/replicas: two/' kubernetes_files
+  [ -x "$validate" ] && must_fail "readiness probe on /healthz" deploy/kubernetes/deployment.yaml \
+    's|path: /readyz|path: /healthz|' kubernetes_files
+  [ -x "$validate" ] && must_fail "a Job that is not Indexed" deploy/kubernetes/batch/job.yaml \
+    's/completionMode: Indexed/completionMode: NonIndexed/' kubernetes_files
+  command -v systemd-analyze >/dev/null && must_fail "ProtectSystem=strikt" deploy/systemd/innerpeace.service \
+    's/ProtectSystem=strict/ProtectSystem=strikt/' systemd_unit
+  command -v systemd-analyze >/dev/null && must_fail "the unit's hardening left out" deploy/systemd/innerpeace.service \
+    '/^\(Protect\|Private\|Restrict\|SystemCall\|Capability\|NoNewPriv\|MemoryDeny\|Lock\|DynamicUser\)/d' systemd_unit
+  command -v promtool >/dev/null && must_fail "an alert expression that does not parse" deploy/prometheus/alerts.yaml \
+    's/innerpeace_render_workers == 0/innerpeace_render_workers == = 0/' prometheus_rules
+  command -v promtool >/dev/null && must_fail "a scrape interval of 15x" deploy/prometheus/prometheus.yml \
+    's/scrape_interval: 15s/scrape_interval: 15x/' prometheus_config
+  must_fail "compose without read_only" compose.yaml 's/read_only: true/read_only: false/' compose_file
+  must_fail "the dashboard's data source replaced" deploy/grafana/innerpeace-dashboard.json \
+    '0,/"uid": "${DS_PROMETHEUS}"/s//"uid": "prometheus"/' dashboard_file
+  if [ -s "$work/metrics.txt" ]; then
+    must_fail "a metric name with a typo in the dashboard" deploy/grafana/innerpeace-dashboard.json \
+      's/innerpeace_renders_in_flight/innerpeace_render_in_flight/' metric_names
+    must_fail "a metric name with a typo in an alert" deploy/prometheus/alerts.yaml \
+      's/innerpeace_requests_rejected_total/innerpeace_request_rejected_total/' metric_names
+    must_fail "a label the server does not export" deploy/grafana/innerpeace-dashboard.json \
+      's/sum by (route, status)/sum by (handler, status)/' metric_names
+  fi
+fi
+if [ "$failed" -gt 0 ]; then
+  say "$failed check(s) failed"
+  exit 1
+fi
+say "every check passed"
