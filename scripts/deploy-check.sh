@@ -61,7 +61,9 @@ kubernetes_files() {
   # shellcheck disable=SC2046
   "$validate" --strict --quiet -k "$KUBERNETES_VERSION" $(find "$root/deploy/kubernetes" -name '*.yaml' \
     ! -name kustomization.yaml | sort) || status=1
-  if command -v kubectl >/dev/null; then
+  if ! command -v kubectl >/dev/null; then
+    echo "no kubectl: the kustomize output is not checked, only each file"
+  else
     for folder in deploy/kubernetes deploy/kubernetes/batch; do
       kubectl kustomize "$root/$folder" >"$work/kustomized.yaml" || return 1
       "$validate" --strict --quiet -k "$KUBERNETES_VERSION" "$work/kustomized.yaml" || status=1
@@ -122,7 +124,27 @@ indexed_job() {
   JOB_COMPLETION_INDEX=0 /bin/sh -c "$command" || return 1
   JOB_COMPLETION_INDEX=1 /bin/sh -c "$command" || return 1
   "$python" deploy/kubernetes/batch/merge-manifests.py "$work/cards" 2 || return 1
-  "$python" scripts/deploy_check.py batch "$work/cards" 2
+  "$python" scripts/deploy_check.py batch "$work/cards" 2 || return 1
+  # The merge refuses a missing shard and an image listed by two shards; the check after it, a
+  # card whose bytes differ from the manifest.
+  rm -rf "$work/broken-cards" && cp -R "$work/cards" "$work/broken-cards"
+  rm "$work/broken-cards/manifest-2-of-2.json"
+  if "$python" deploy/kubernetes/batch/merge-manifests.py "$work/broken-cards" 2; then
+    echo "merge-manifests.py merged without shard 2"
+    return 1
+  fi
+  cp "$work/cards/manifest-1-of-2.json" "$work/broken-cards/manifest-2-of-2.json"
+  sed -i 's|"shard" : "1/2"|"shard" : "2/2"|; s|"shard": "1/2"|"shard": "2/2"|' "$work/broken-cards/manifest-2-of-2.json"
+  if "$python" deploy/kubernetes/batch/merge-manifests.py "$work/broken-cards" 2; then
+    echo "merge-manifests.py merged shard 1's images twice"
+    return 1
+  fi
+  rm -rf "$work/broken-cards" && cp -R "$work/cards" "$work/broken-cards"
+  printf 'x' >>"$work/broken-cards/0003-og.png"
+  if "$python" scripts/deploy_check.py batch "$work/broken-cards" 2; then
+    echo "a damaged card passed the check"
+    return 1
+  fi
 }
 
 # A copy of the deploy files with one change: sed EXPRESSION on FILE (relative to the copy).

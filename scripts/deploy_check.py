@@ -266,7 +266,8 @@ def batch(folder, count):
         with open(os.path.join(folder, image["file"]), "rb") as file:
             if hashlib.sha256(file.read()).hexdigest() != image["sha256"]:
                 problem(f"{image['file']}: its bytes do not match the manifest's SHA-256")
-    print(f"deploy-check: {len(files)} images from {count} shards, each listed once and matching its SHA-256")
+    if not problems:
+        print(f"deploy-check: {len(files)} images from {count} shards, each listed once and matching its SHA-256")
 
 
 def main(argv):
