@@ -46,8 +46,9 @@ INNERPEACE_FAULT_TRAP_TEXT=preview-fault \
   "$binary" serve --host 127.0.0.1 --port 0 --concurrency 1 --queue 1 --max-queued-per-client 1 \
   2>"$work/server.log" >/dev/null &
 server_pid=$!
-wait_for "$work/server.log" '^innerpeace: listening on' "$server_pid"
-port=$(sed -n 's|^innerpeace: listening on http://127.0.0.1:\([0-9]*\).*|\1|p' "$work/server.log")
+# Its "listening" line, in the text or the JSON log format.
+wait_for "$work/server.log" 'listening[^0-9]*127\.0\.0\.1:[0-9]' "$server_pid"
+port=$(grep -o 'listening[^0-9]*127\.0\.0\.1:[0-9]*' "$work/server.log" | head -1 | sed 's/.*://')
 prometheus_port=$(free_port)
 cp deploy/prometheus/alerts.yaml "$work/alerts.yaml"
 cat >"$work/prometheus.yml" <<EOF

@@ -11,9 +11,11 @@
 #     prometheus.yml;
 #   - compose.yaml and the Grafana dashboard: parsed, for the keys that matter;
 # and, unless --fast:
+#   - the settings (INNERPEACE_* variables) of the Kubernetes ConfigMap, compose.yaml and
+#     innerpeace.env each start BINARY serve (on a free loopback port);
 #   - every metric and label name in the dashboard's and the alerts' PromQL against the /metrics of
-#     a server started here (BINARY serve on a free loopback port, a few requests so the histograms
-#     have series, one scrape, SIGTERM);
+#     that server with the Kubernetes settings (a few requests so the histograms have series, one
+#     scrape, SIGTERM);
 #   - the Indexed Job's own shell command run for shards 1/2 and 2/2 of 6 cards with BINARY, the
 #     shard manifests merged with deploy/kubernetes/batch/merge-manifests.py, every image listed
 #     once and matching its SHA-256;
@@ -72,6 +74,8 @@ kubernetes_files() {
   "$python" scripts/deploy_check.py kube "$root" || status=1
   return $status
 }
+compose_settings() { server_starts_with "$1" compose; }
+systemd_settings() { server_starts_with "$1" systemd; }
 systemd_unit() {
   local root=$1 unit="$work/unit/innerpeace.service"
   mkdir -p "$work/unit"
@@ -90,30 +94,56 @@ compose_file() { "$python" scripts/deploy_check.py compose "$1"; }
 dashboard_file() { "$python" scripts/deploy_check.py dashboard "$1"; }
 metric_names() { "$python" scripts/deploy_check.py names "$1" "$work/metrics.txt"; }
 
-# A server of BINARY on a free loopback port: a few requests (a render of each format, a cache hit,
-# a 404), one scrape of /metrics into $work/metrics.txt, then SIGTERM. Waits on its "listening"
-# line and its exit, each polled a bounded number of times.
-scrape_server() {
-  "$binary" serve --host 127.0.0.1 --port 0 --concurrency 1 2>"$work/server.log" >/dev/null &
+# BINARY serve on a free loopback port with the settings of ROOT's deploy file SOURCE (kubernetes: the
+# ConfigMap; compose: the service's environment; systemd: innerpeace.env), less the address ones,
+# which the command line replaces. Waits on its "listening" line (text or JSON), polled at most 300
+# times, and sets $port; fails, with the server's log, if it exits first.
+start_server() { # ROOT SOURCE
+  local settings=()
+  mapfile -t settings < <("$python" scripts/deploy_check.py env "$1" "$2")
+  echo "settings from $2: ${settings[*]}"
+  env "${settings[@]}" "$binary" serve --host 127.0.0.1 --port 0 2>"$work/server.log" >/dev/null &
   server_pid=$!
-  local port="" attempt
+  port=""
+  local attempt
   for attempt in $(seq 300); do
-    port=$(sed -n 's|^innerpeace: listening on http://127.0.0.1:\([0-9]*\).*|\1|p' "$work/server.log")
-    [ -n "$port" ] && break
+    port=$(grep -o 'listening[^0-9]*127\.0\.0\.1:[0-9]*' "$work/server.log" | head -1 | sed 's/.*://')
+    [ -n "$port" ] && return 0
     kill -0 "$server_pid" 2>/dev/null || break
     sleep 0.1
   done
-  [ -n "$port" ] || { cat "$work/server.log"; return 1; }
+  cat "$work/server.log"
+  server_pid=""
+  return 1
+}
+stop_server() {
+  kill -TERM "$server_pid"
+  wait "$server_pid" || true
+  server_pid=""
+}
+# The server with the Kubernetes settings: a few requests (a render of each format, a cache hit,
+# a 404), one scrape of /metrics into $work/metrics.txt, then SIGTERM.
+scrape_server() {
+  start_server "$repo" kubernetes || return 1
   local path
   for path in /healthz /cards/1.png /cards/1.png '/cards/2.jpg?w=320&h=200' /cards/3.webp /quotes /no-such-page; do
     curl -s -o /dev/null --max-time 60 "http://127.0.0.1:$port$path"
   done
   curl -sf --max-time 10 "http://127.0.0.1:$port/metrics" >"$work/metrics.txt"
-  kill -TERM "$server_pid"
-  wait "$server_pid" || true
-  server_pid=""
+  stop_server
   grep -q '^http_request_duration_seconds_bucket' "$work/metrics.txt"
 }
+# The settings of compose.yaml or the systemd env file start the server (a value it would refuse
+# stops start-up with a line naming the variable).
+server_starts_with() { # ROOT SOURCE
+  start_server "$1" "$2" || return 1
+  curl -sf -o /dev/null --max-time 10 "http://127.0.0.1:$port/healthz"
+  local status=$?
+  stop_server
+  return $status
+}
+compose_settings() { server_starts_with "$1" compose; }
+systemd_settings() { server_starts_with "$1" systemd; }
 
 # The Indexed Job's command, as a pod with JOB_COMPLETION_INDEX 0 and then 1 would run it (two
 # shards of six cards, one worker each), then the merge.
@@ -193,7 +223,9 @@ if $fast; then
 elif [ ! -x "$binary" ]; then
   say "skipped the metric names and the Indexed Job: no $binary (swift build)"
 else
-  if run_check "a server's /metrics after a few requests" scrape_server; then
+  run_check "compose.yaml's settings start the server" compose_settings "$repo"
+  run_check "innerpeace.env's settings start the server" systemd_settings "$repo"
+  if run_check "the server with the Kubernetes settings: /metrics after a few requests" scrape_server; then
     run_check "metric and label names of the dashboard and the alerts" metric_names "$repo"
   fi
   run_check "the Indexed Job's command for shards 1/2 and 2/2, merged" indexed_job
@@ -213,6 +245,8 @@ else
     's/innerpeace_render_workers == 0/innerpeace_render_workers == = 0/' prometheus_rules
   command -v promtool >/dev/null && must_fail "a scrape interval of 15x" deploy/prometheus/prometheus.yml \
     's/scrape_interval: 15s/scrape_interval: 15x/' prometheus_config
+  must_fail "a cache size the server refuses in innerpeace.env" deploy/systemd/innerpeace.env \
+    's/INNERPEACE_CACHE_MB=32/INNERPEACE_CACHE_MB=3x2/' systemd_settings
   must_fail "compose without read_only" compose.yaml 's/read_only: true/read_only: false/' compose_file
   must_fail "the dashboard's data source replaced" deploy/grafana/innerpeace-dashboard.json \
     '0,/"uid": "${DS_PROMETHEUS}"/s//"uid": "prometheus"/' dashboard_file

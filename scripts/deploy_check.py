@@ -7,6 +7,9 @@
     deploy_check.py names ROOT SCRAPE    every metric and label name in the dashboard's and the
                                          alerts' PromQL is one a running server exported (SCRAPE:
                                          its /metrics text)
+    deploy_check.py env ROOT SOURCE      prints the service's settings in deploy file SOURCE
+                                         (kubernetes, compose or systemd) as NAME=VALUE lines,
+                                         less those of the listening addresses
     deploy_check.py job-command ROOT BINARY DIR N
                                          prints the Indexed Job's shell command for a local run
     deploy_check.py batch DIR N          after a merge: every planned image listed once, present,
@@ -238,6 +241,37 @@ def dashboard(root):
             problem(f"dashboard: panel '{panel.get('title')}' has no place on the 24-column grid")
 
 
+# Settings a local check must not take from the files: the addresses (the command line gives a free
+# loopback port instead, and a metrics listener would take 9090 on the machine).
+ADDRESS_SETTINGS = {"PORT", "INNERPEACE_PORT", "INNERPEACE_HOST", "INNERPEACE_METRICS_ADDRESS"}
+
+
+def env(root, source):
+    settings = {}
+    if source == "kubernetes":
+        with open(os.path.join(root, "deploy/kubernetes/kustomization.yaml"), encoding="utf-8") as file:
+            generators = yaml.safe_load(file)["configMapGenerator"]
+        for literal in next(generator for generator in generators if generator["name"] == "innerpeace")["literals"]:
+            name, _, value = literal.partition("=")
+            settings[name] = value
+    elif source == "compose":
+        service = load_all(os.path.join(root, "compose.yaml"))[0]["services"]["innerpeace"]
+        for name, value in service["environment"].items():
+            # ${NAME:-default} as compose reads it with NAME unset.
+            settings[name] = re.sub(r"\$\{\w+:-([^}]*)\}", r"\1", str(value))
+    elif source == "systemd":
+        with open(os.path.join(root, "deploy/systemd/innerpeace.env"), encoding="utf-8") as file:
+            for line in file:
+                if line.strip() and not line.lstrip().startswith("#"):
+                    name, _, value = line.strip().partition("=")
+                    settings[name] = value
+    else:
+        problem(f"no settings source {source}")
+    for name, value in sorted(settings.items()):
+        if name not in ADDRESS_SETTINGS:
+            print(f"{name}={value}")
+
+
 def job_command(root, binary, folder, count):
     job = manifests(root)[("Job", "innerpeace-batch")]["spec"]
     command = job["template"]["spec"]["containers"][0]["args"][0]
@@ -271,7 +305,7 @@ def batch(folder, count):
 
 
 def main(argv):
-    commands = {"kube": kube, "compose": compose, "dashboard": dashboard, "names": names,
+    commands = {"kube": kube, "compose": compose, "dashboard": dashboard, "names": names, "env": env,
                 "job-command": job_command, "batch": batch}
     if len(argv) < 2 or argv[1] not in commands:
         print(__doc__, file=sys.stderr)
