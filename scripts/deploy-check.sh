@@ -18,7 +18,7 @@
 #     scrape, SIGTERM);
 #   - the Indexed Job's own shell command run for shards 1/2 and 2/2 of 6 cards with BINARY, the
 #     shard manifests merged with deploy/kubernetes/batch/merge-manifests.py, every image listed
-#     once and matching its SHA-256;
+#     once and matching its SHA-256, and the merged manifest the one an unsharded run writes;
 #   - each check run on a broken copy (a misspelt field, a bad value, a metric name with a typo...)
 #     to show that it fails there.
 # A missing tool skips its check with one line; the script exits 1 if any check failed.
@@ -146,7 +146,7 @@ compose_settings() { server_starts_with "$1" compose; }
 systemd_settings() { server_starts_with "$1" systemd; }
 
 # The Indexed Job's command, as a pod with JOB_COMPLETION_INDEX 0 and then 1 would run it (two
-# shards of six cards, one worker each), then the merge.
+# shards of six cards, one worker each), then the merge, checked against the same run unsharded.
 indexed_job() {
   local command
   command=$("$python" scripts/deploy_check.py job-command "$repo" "$binary" "$work/cards" 2)
@@ -154,7 +154,8 @@ indexed_job() {
   JOB_COMPLETION_INDEX=0 /bin/sh -c "$command" || return 1
   JOB_COMPLETION_INDEX=1 /bin/sh -c "$command" || return 1
   "$python" deploy/kubernetes/batch/merge-manifests.py "$work/cards" 2 || return 1
-  "$python" scripts/deploy_check.py batch "$work/cards" 2 || return 1
+  "$binary" batch --out-dir "$work/whole" --jobs 1 --quiet --count 6 || return 1
+  "$python" scripts/deploy_check.py batch "$work/cards" 2 "$work/whole" || return 1
   # The merge refuses a missing shard and an image listed by two shards; the check after it, a
   # card whose bytes differ from the manifest.
   rm -rf "$work/broken-cards" && cp -R "$work/cards" "$work/broken-cards"

@@ -12,8 +12,9 @@
                                          less those of the listening addresses
     deploy_check.py job-command ROOT BINARY DIR N
                                          prints the Indexed Job's shell command for a local run
-    deploy_check.py batch DIR N          after a merge: every planned image listed once, present,
-                                         and with the SHA-256 its manifest records
+    deploy_check.py batch DIR N [WHOLE]  after a merge: every planned image listed once, present,
+                                         and with the SHA-256 its manifest records; and the same
+                                         manifest as WHOLE's, the run made unsharded
 
 ROOT is the repository (or a copy of its deploy files). Each prints one line per problem and exits
 1 if there is any. Needs PyYAML (in .build/pytools, with kubernetes-validate).
@@ -281,9 +282,13 @@ def job_command(root, binary, folder, count):
     print(local)
 
 
-def batch(folder, count):
+def batch(folder, count, whole=None):
     with open(os.path.join(folder, "manifest.json"), encoding="utf-8") as file:
         merged = json.load(file)
+    if whole:
+        with open(os.path.join(whole, "manifest.json"), encoding="utf-8") as file:
+            if json.load(file) != merged:
+                problem(f"manifest.json: not the manifest of the same run unsharded ({whole})")
     files = [image["file"] for image in merged["images"]]
     if len(files) != len(set(files)):
         problem("manifest.json: an image is listed twice")
@@ -301,7 +306,8 @@ def batch(folder, count):
             if hashlib.sha256(file.read()).hexdigest() != image["sha256"]:
                 problem(f"{image['file']}: its bytes do not match the manifest's SHA-256")
     if not problems:
-        print(f"deploy-check: {len(files)} images from {count} shards, each listed once and matching its SHA-256")
+        same = ", the manifest an unsharded run writes" if whole else ""
+        print(f"deploy-check: {len(files)} images from {count} shards, each listed once and matching its SHA-256{same}")
 
 
 def main(argv):
