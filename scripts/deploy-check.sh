@@ -16,6 +16,8 @@
 #   - every metric and label name in the dashboard's and the alerts' PromQL against the /metrics of
 #     that server with the Kubernetes settings (a few requests so the histograms have series, one
 #     scrape, SIGTERM);
+#   - the systemd unit run by systemd as PID 1 in a podman container (skipped where podman cannot
+#     run): it serves a card as a dynamic user, with no fontconfig error, and stops with success;
 #   - the Indexed Job's own shell command run for shards 1/2 and 2/2 of 6 cards with BINARY, the
 #     shard manifests merged with deploy/kubernetes/batch/merge-manifests.py, every image listed
 #     once and matching its SHA-256, and the merged manifest the one an unsharded run writes;
@@ -35,8 +37,12 @@ python=$repo/.build/pytools/bin/python
 validate=$repo/.build/pytools/bin/kubernetes-validate
 work=$(mktemp -d)
 server_pid=""
+container_name=""
 cleanup() {
   if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; fi
+  if [ -n "$container_name" ]; then
+    CONTAINERS_CONF="$work/containers.conf" podman --runtime "$(command -v runc)" rm -f "$container_name" >/dev/null 2>&1 || true
+  fi
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -87,6 +93,71 @@ systemd_unit() {
   said=$(systemd-analyze verify "$unit" 2>&1) || { echo "$said"; return 1; }
   [ -z "$said" ] || { echo "$said"; return 1; }
   systemd-analyze security --offline=true --threshold=20 --no-pager "$unit" | tail -1
+}
+# The unit run for real by systemd 252 as PID 1, in a podman container of its own (no network
+# but its loopback): the container's root is a bare folder with this machine's /usr (systemd,
+# curl, the libraries), the binary's folder and its Swift runtime mounted read-only. The unit
+# (ExecStart pointed at BINARY) and innerpeace.env are installed and started; it must answer
+# /healthz and a card on 127.0.0.1:8080 as a dynamic user other than root, with no fontconfig
+# error in its journal, and stop with success on `systemctl stop`.
+podman_runs() {
+  command -v podman >/dev/null && command -v runc >/dev/null || return 1
+  printf '[containers]\ndefault_ulimits = []\n' >"$work/containers.conf"
+  CONTAINERS_CONF="$work/containers.conf" podman --runtime "$(command -v runc)" info >/dev/null 2>&1
+}
+systemd_service() {
+  local root=$1 name="innerpeace-deploy-check-$$" rootfs="$work/systemd-root" folder mounts=() link
+  export CONTAINERS_CONF="$work/containers.conf"
+  local podman=(podman --runtime "$(command -v runc)")
+  rm -rf "$rootfs" && mkdir -p "$rootfs"/{etc,var/cache,var/lib,var/log,tmp,run,usr}
+  for link in bin lib lib64 sbin; do ln -s "usr/$link" "$rootfs/$link"; done
+  cp -a /etc/passwd /etc/group /etc/nsswitch.conf /etc/fonts "$rootfs/etc/"
+  ln -s ../usr/lib/os-release "$rootfs/etc/os-release"
+  touch "$rootfs/etc/machine-id"
+  mkdir -p "$rootfs/etc/systemd/system" "$rootfs/etc/innerpeace"
+  sed "s#/opt/innerpeace/innerpeace#$binary#" "$root/deploy/systemd/innerpeace.service" \
+    >"$rootfs/etc/systemd/system/innerpeace.service"
+  cp "$root/deploy/systemd/innerpeace.env" "$rootfs/etc/innerpeace/innerpeace.env"
+  for folder in "$(dirname "$binary")" $(ldd "$binary" | awk '$3 ~ /^\// { print $3 }' | xargs -n1 dirname |
+    sort -u | grep -v -e '^/usr/' -e '^/lib'); do
+    mounts+=(-v "$folder:$folder:ro")
+  done
+  "${podman[@]}" run -d --name "$name" --systemd=always --network none -v /usr:/usr:ro "${mounts[@]}" \
+    --rootfs "$rootfs" /lib/systemd/systemd >/dev/null || return 1
+  container_name=$name
+  local attempt state="" status=0
+  for attempt in $(seq 100); do
+    state=$("${podman[@]}" exec "$name" systemctl is-system-running 2>/dev/null || true)
+    case $state in running | degraded) break ;; esac
+    sleep 0.2
+  done
+  echo "systemd in the container: $state"
+  "${podman[@]}" exec "$name" systemctl start innerpeace || status=1
+  for attempt in $(seq 150); do
+    "${podman[@]}" exec "$name" curl -sf -o /dev/null http://127.0.0.1:8080/healthz && break
+    "${podman[@]}" exec "$name" systemctl is-active -q innerpeace || break
+    sleep 0.2
+  done
+  local card user
+  card=$("${podman[@]}" exec "$name" curl -s -o /dev/null -w '%{http_code}' --max-time 60 \
+    'http://127.0.0.1:8080/cards/1.png?w=320&h=200')
+  user=$("${podman[@]}" exec "$name" sh -c 'ps -o user= -p "$(systemctl show -p MainPID --value innerpeace)"')
+  echo "card: $card, user: $user"
+  [ "$card" = 200 ] || status=1
+  [ -n "$user" ] && [ "$user" != root ] || status=1
+  if "${podman[@]}" exec "$name" journalctl -u innerpeace --no-pager | grep -i 'fontconfig'; then
+    echo "fontconfig complained (above)"
+    status=1
+  fi
+  "${podman[@]}" exec "$name" systemctl stop innerpeace
+  local result
+  result=$("${podman[@]}" exec "$name" systemctl show -p Result --value innerpeace)
+  echo "stopped: $result"
+  [ "$result" = success ] || status=1
+  [ $status -eq 0 ] || "${podman[@]}" exec "$name" journalctl -u innerpeace --no-pager | tail -20
+  "${podman[@]}" rm -f "$name" >/dev/null
+  container_name=""
+  return $status
 }
 prometheus_rules() { promtool check rules "$1/deploy/prometheus/alerts.yaml"; }
 prometheus_config() { promtool check config "$1/deploy/prometheus/prometheus.yml"; }
@@ -230,6 +301,13 @@ else
     run_check "metric and label names of the dashboard and the alerts" metric_names "$repo"
   fi
   run_check "the Indexed Job's command for shards 1/2 and 2/2, merged" indexed_job
+  if ! command -v systemd-analyze >/dev/null; then
+    say "skipped the systemd unit's run: no systemd"
+  elif podman_runs; then
+    run_check "the systemd unit run by systemd in a container" systemd_service "$repo"
+  else
+    say "skipped the systemd unit's run: podman (with runc) cannot run here"
+  fi
   # Each check fails on a copy with one mistake.
   [ -x "$validate" ] && must_fail "a misspelt securityContext field" deploy/kubernetes/deployment.yaml \
     's/readOnlyRootFilesystem: true/readOnlyRootFilsystem: true/' kubernetes_files
@@ -242,6 +320,10 @@ else
     's/ProtectSystem=strict/ProtectSystem=strikt/' systemd_unit
   command -v systemd-analyze >/dev/null && must_fail "the unit's hardening left out" deploy/systemd/innerpeace.service \
     '/^\(Protect\|Private\|Restrict\|SystemCall\|Capability\|NoNewPriv\|MemoryDeny\|Lock\|DynamicUser\)/d' systemd_unit
+  if command -v systemd-analyze >/dev/null && podman_runs; then
+    must_fail "a unit without its fontconfig cache directory" deploy/systemd/innerpeace.service \
+      '/^CacheDirectory=/d; /^Environment=XDG_CACHE_HOME/d' systemd_service
+  fi
   command -v promtool >/dev/null && must_fail "an alert expression that does not parse" deploy/prometheus/alerts.yaml \
     's/innerpeace_render_workers == 0/innerpeace_render_workers == = 0/' prometheus_rules
   command -v promtool >/dev/null && must_fail "a scrape interval of 15x" deploy/prometheus/prometheus.yml \
