@@ -16,6 +16,8 @@
 #   - every metric and label name in the dashboard's and the alerts' PromQL against the /metrics of
 #     that server with the Kubernetes settings (a few requests so the histograms have series, one
 #     scrape, SIGTERM);
+#   - the Deployment's container settings (user, read-only root, capabilities, /tmp, env) run in
+#     podman (skipped where podman cannot run): a card, no fontconfig error, exit 0 on SIGTERM;
 #   - the systemd unit run by systemd as PID 1 in a podman container (skipped where podman cannot
 #     run): it serves a card as a dynamic user, with no fontconfig error, and stops with success;
 #   - the Indexed Job's own shell command run for shards 1/2 and 2/2 of 6 cards with BINARY, the
@@ -105,23 +107,36 @@ podman_runs() {
   printf '[containers]\ndefault_ulimits = []\n' >"$work/containers.conf"
   CONTAINERS_CONF="$work/containers.conf" podman --runtime "$(command -v runc)" info >/dev/null 2>&1
 }
+# A container's root: a bare folder with this machine's /usr mounted over it (merged /usr: bin,
+# lib and sbin are links into it) and the little of /etc that systemd, ps and fontconfig read.
+bare_root() {
+  local link
+  rm -rf "$1" && mkdir -p "$1"/{etc,var/cache,var/lib,var/log,tmp,run,usr}
+  for link in bin lib lib64 sbin; do ln -s "usr/$link" "$1/$link"; done
+  cp -a /etc/passwd /etc/group /etc/nsswitch.conf /etc/fonts "$1/etc/"
+  ln -s ../usr/lib/os-release "$1/etc/os-release"
+  touch "$1/etc/machine-id"
+}
+# podman's -v arguments for BINARY's folder (its resource bundle) and the libraries it loads from
+# outside /usr (a debug build's Swift runtime), read-only, one argument a line.
+binary_mounts() {
+  local folder
+  for folder in "$(dirname "$binary")" $(ldd "$binary" | awk '$3 ~ /^\// { print $3 }' | xargs -n1 dirname |
+    sort -u | grep -v -e '^/usr/' -e '^/lib'); do
+    echo "-v"
+    echo "$folder:$folder:ro"
+  done
+}
 systemd_service() {
   local root=$1 name="innerpeace-deploy-check-$$" rootfs="$work/systemd-root" folder mounts=() link
   export CONTAINERS_CONF="$work/containers.conf"
   local podman=(podman --runtime "$(command -v runc)")
-  rm -rf "$rootfs" && mkdir -p "$rootfs"/{etc,var/cache,var/lib,var/log,tmp,run,usr}
-  for link in bin lib lib64 sbin; do ln -s "usr/$link" "$rootfs/$link"; done
-  cp -a /etc/passwd /etc/group /etc/nsswitch.conf /etc/fonts "$rootfs/etc/"
-  ln -s ../usr/lib/os-release "$rootfs/etc/os-release"
-  touch "$rootfs/etc/machine-id"
+  bare_root "$rootfs"
   mkdir -p "$rootfs/etc/systemd/system" "$rootfs/etc/innerpeace"
   sed "s#/opt/innerpeace/innerpeace#$binary#" "$root/deploy/systemd/innerpeace.service" \
     >"$rootfs/etc/systemd/system/innerpeace.service"
   cp "$root/deploy/systemd/innerpeace.env" "$rootfs/etc/innerpeace/innerpeace.env"
-  for folder in "$(dirname "$binary")" $(ldd "$binary" | awk '$3 ~ /^\// { print $3 }' | xargs -n1 dirname |
-    sort -u | grep -v -e '^/usr/' -e '^/lib'); do
-    mounts+=(-v "$folder:$folder:ro")
-  done
+  mapfile -t mounts < <(binary_mounts)
   "${podman[@]}" run -d --name "$name" --systemd=always --network none -v /usr:/usr:ro "${mounts[@]}" \
     --rootfs "$rootfs" /lib/systemd/systemd >/dev/null || return 1
   container_name=$name
@@ -155,6 +170,54 @@ systemd_service() {
   echo "stopped: $result"
   [ "$result" = success ] || status=1
   [ $status -eq 0 ] || "${podman[@]}" exec "$name" journalctl -u innerpeace --no-pager | tail -20
+  "${podman[@]}" rm -f "$name" >/dev/null
+  container_name=""
+  return $status
+}
+# The Deployment's container as Kubernetes would run it, in podman: user 10001, read-only root, no
+# capabilities, no privilege escalation, the emptyDir as a folder on /tmp (mode 0777, as an
+# emptyDir's; this podman drops a tmpfs's mode), the ConfigMap's settings
+# and the container's env (PORT, XDG_CACHE_HOME...), its args where BINARY knows them. It must
+# answer /healthz and a card on port 8080 with no fontconfig error in its log, and exit 0 on SIGTERM.
+kubernetes_container() {
+  local root=$1 name="innerpeace-deploy-check-pod-$$" rootfs="$work/pod-root" mounts=() settings=() arguments=()
+  export CONTAINERS_CONF="$work/containers.conf"
+  local podman=(podman --runtime "$(command -v runc)")
+  bare_root "$rootfs"
+  rm -rf "$work/pod-tmp" && mkdir -p "$work/pod-tmp" && chmod 0777 "$work/pod-tmp"
+  mapfile -t mounts < <(binary_mounts)
+  mapfile -t settings < <("$python" scripts/deploy_check.py env "$root" pod | sed 's/^/--env=/')
+  mapfile -t arguments < <("$python" scripts/deploy_check.py pod-args "$root")
+  if ! "$binary" serve --help | grep -q -- '--metrics-address'; then
+    echo "this binary has no --metrics-address: run without it"
+    arguments=(serve)
+  fi
+  echo "${settings[*]} ${arguments[*]}"
+  "${podman[@]}" run -d --name "$name" --network none --read-only --user 10001:10001 --cap-drop ALL \
+    --security-opt no-new-privileges -v "$work/pod-tmp:/tmp" -v /usr:/usr:ro "${mounts[@]}" "${settings[@]}" \
+    --rootfs "$rootfs" "$binary" "${arguments[@]}" >/dev/null || return 1
+  container_name=$name
+  local attempt status=0
+  for attempt in $(seq 150); do
+    "${podman[@]}" exec "$name" curl -sf -o /dev/null http://127.0.0.1:8080/healthz && break
+    sleep 0.2
+  done
+  local card user
+  card=$("${podman[@]}" exec "$name" curl -s -o /dev/null -w '%{http_code}' --max-time 60 \
+    'http://127.0.0.1:8080/cards/1.png?w=320&h=200')
+  user=$("${podman[@]}" exec "$name" id -u)
+  echo "card: $card, user: $user"
+  [ "$card" = 200 ] && [ "$user" = 10001 ] || status=1
+  "${podman[@]}" stop -t 45 "$name" >/dev/null
+  local code
+  code=$("${podman[@]}" inspect -f '{{.State.ExitCode}}' "$name")
+  echo "exit status after SIGTERM: $code"
+  [ "$code" = 0 ] || status=1
+  if "${podman[@]}" logs "$name" 2>&1 | grep -i 'fontconfig'; then
+    echo "fontconfig complained (above)"
+    status=1
+  fi
+  [ $status -eq 0 ] || "${podman[@]}" logs "$name" 2>&1 | tail -20
   "${podman[@]}" rm -f "$name" >/dev/null
   container_name=""
   return $status
@@ -301,6 +364,11 @@ else
     run_check "metric and label names of the dashboard and the alerts" metric_names "$repo"
   fi
   run_check "the Indexed Job's command for shards 1/2 and 2/2, merged" indexed_job
+  if podman_runs; then
+    run_check "the Deployment's container settings, run in podman" kubernetes_container "$repo"
+  else
+    say "skipped the Deployment's container run: podman (with runc) cannot run here"
+  fi
   if ! command -v systemd-analyze >/dev/null; then
     say "skipped the systemd unit's run: no systemd"
   elif podman_runs; then
@@ -314,6 +382,8 @@ else
   [ -x "$validate" ] && must_fail "replicas: two" deploy/kubernetes/deployment.yaml 's/replicas: 2/replicas: two/' kubernetes_files
   [ -x "$validate" ] && must_fail "readiness probe on /healthz" deploy/kubernetes/deployment.yaml \
     's|path: /readyz|path: /healthz|' kubernetes_files
+  [ -x "$validate" ] && must_fail "fontconfig's cache off the emptyDir" deploy/kubernetes/deployment.yaml \
+    's|mountPath: /tmp|mountPath: /scratch|' kubernetes_files
   [ -x "$validate" ] && must_fail "a Job that is not Indexed" deploy/kubernetes/batch/job.yaml \
     's/completionMode: Indexed/completionMode: NonIndexed/' kubernetes_files
   command -v systemd-analyze >/dev/null && must_fail "ProtectSystem=strikt" deploy/systemd/innerpeace.service \

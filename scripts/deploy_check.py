@@ -9,7 +9,9 @@
                                          its /metrics text)
     deploy_check.py env ROOT SOURCE      prints the service's settings in deploy file SOURCE
                                          (kubernetes, compose or systemd) as NAME=VALUE lines,
-                                         less those of the listening addresses
+                                         less those of the listening addresses; pod: the
+                                         Deployment container's, all of them
+    deploy_check.py pod-args ROOT        the Deployment container's args, one a line
     deploy_check.py job-command ROOT BINARY DIR N
                                          prints the Indexed Job's shell command for a local run
     deploy_check.py batch DIR N [WHOLE]  after a merge: every planned image listed once, present,
@@ -73,6 +75,12 @@ def check_security(where, pod):
             problem(f"{where}/{container['name']}: allowPrivilegeEscalation must be false")
         if own.get("capabilities", {}).get("drop") != ["ALL"]:
             problem(f"{where}/{container['name']}: capabilities must drop ALL")
+        settings = {entry["name"]: entry.get("value") for entry in container.get("env", [])}
+        mounts = {mount["mountPath"] for mount in container.get("volumeMounts", [])}
+        cache = settings.get("XDG_CACHE_HOME", "")
+        if not any(cache == path or cache.startswith(path + "/") for path in mounts):
+            problem(f"{where}/{container['name']}: XDG_CACHE_HOME ({cache or 'unset'}) is on no volume: "
+                    "fontconfig has no writable cache on the read-only root")
         limits = container.get("resources", {}).get("limits", {})
         if "memory" not in limits:
             problem(f"{where}/{container['name']}: no memory limit")
@@ -143,6 +151,8 @@ def compose(root):
         problem("compose.yaml: user must be 10001")
     if not any(str(entry).startswith("/tmp") for entry in service.get("tmpfs", [])):
         problem("compose.yaml: no tmpfs on /tmp")
+    if not (str(service.get("environment", {}).get("XDG_CACHE_HOME", "")) + "/").startswith("/tmp/"):
+        problem("compose.yaml: XDG_CACHE_HOME must be on the /tmp tmpfs (fontconfig's cache)")
     test = service.get("healthcheck", {}).get("test", [])
     if test[:3] != ["CMD", "/app/innerpeace", "health"]:
         problem(f"compose.yaml: the healthcheck must run innerpeace health, not {test}")
@@ -247,7 +257,7 @@ def dashboard(root):
 ADDRESS_SETTINGS = {"PORT", "INNERPEACE_PORT", "INNERPEACE_HOST", "INNERPEACE_METRICS_ADDRESS"}
 
 
-def env(root, source):
+def settings_of(root, source):
     settings = {}
     if source == "kubernetes":
         with open(os.path.join(root, "deploy/kubernetes/kustomization.yaml"), encoding="utf-8") as file:
@@ -255,6 +265,11 @@ def env(root, source):
         for literal in next(generator for generator in generators if generator["name"] == "innerpeace")["literals"]:
             name, _, value = literal.partition("=")
             settings[name] = value
+    elif source == "pod":
+        # The Deployment's container: the ConfigMap's settings, then its own env, which wins.
+        settings = settings_of(root, "kubernetes")
+        for entry in server_container(root).get("env", []):
+            settings[entry["name"]] = entry["value"]
     elif source == "compose":
         service = load_all(os.path.join(root, "compose.yaml"))[0]["services"]["innerpeace"]
         for name, value in service["environment"].items():
@@ -268,9 +283,24 @@ def env(root, source):
                     settings[name] = value
     else:
         problem(f"no settings source {source}")
-    for name, value in sorted(settings.items()):
-        if name not in ADDRESS_SETTINGS:
+    return settings
+
+
+def server_container(root):
+    return manifests(root)[("Deployment", "innerpeace")]["spec"]["template"]["spec"]["containers"][0]
+
+
+def env(root, source):
+    # In a container of its own (pod) the addresses are the container's; on this machine the command
+    # line gives a free loopback port instead.
+    for name, value in sorted(settings_of(root, source).items()):
+        if source == "pod" or name not in ADDRESS_SETTINGS:
             print(f"{name}={value}")
+
+
+def pod_args(root):
+    for argument in server_container(root).get("args", []):
+        print(argument)
 
 
 def job_command(root, binary, folder, count):
@@ -311,7 +341,7 @@ def batch(folder, count, whole=None):
 
 
 def main(argv):
-    commands = {"kube": kube, "compose": compose, "dashboard": dashboard, "names": names, "env": env,
+    commands = {"kube": kube, "compose": compose, "dashboard": dashboard, "names": names, "env": env, "pod-args": pod_args,
                 "job-command": job_command, "batch": batch}
     if len(argv) < 2 or argv[1] not in commands:
         print(__doc__, file=sys.stderr)
