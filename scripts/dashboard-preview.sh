@@ -30,8 +30,8 @@ cleanup() {
 trap cleanup EXIT
 free_port() { "$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 wait_for() { # FILE PATTERN PID: polls FILE for PATTERN, at most 300 times 0.1 s, while PID lives
-  local attempt
-  for attempt in $(seq 300); do
+
+  for _ in $(seq 300); do
     grep -q "$2" "$1" 2>/dev/null && return 0
     kill -0 "$3" 2>/dev/null || break
     sleep 0.1
@@ -85,7 +85,7 @@ for round in $(seq 12); do
 done
 # Waits (polled, at most 100 times) for a scrape taken two seconds after the last request.
 end=$(($(date +%s) + 2))
-for attempt in $(seq 100); do
+for _ in $(seq 100); do
   scraped=$(curl -s "http://127.0.0.1:$prometheus_port/api/v1/query?query=timestamp(up)" |
     "$python" -c 'import json, sys; r = json.load(sys.stdin)["data"]["result"]; print(int(float(r[0]["value"][1])) if r else 0)')
   [ "$scraped" -ge "$end" ] && break

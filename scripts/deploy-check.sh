@@ -140,15 +140,15 @@ systemd_service() {
   "${podman[@]}" run -d --name "$name" --systemd=always --network none -v /usr:/usr:ro "${mounts[@]}" \
     --rootfs "$rootfs" /lib/systemd/systemd >/dev/null || return 1
   container_name=$name
-  local attempt state="" status=0
-  for attempt in $(seq 100); do
+  local state="" status=0
+  for _ in $(seq 100); do
     state=$("${podman[@]}" exec "$name" systemctl is-system-running 2>/dev/null || true)
     case $state in running | degraded) break ;; esac
     sleep 0.2
   done
   echo "systemd in the container: $state"
   "${podman[@]}" exec "$name" systemctl start innerpeace || status=1
-  for attempt in $(seq 150); do
+  for _ in $(seq 150); do
     "${podman[@]}" exec "$name" curl -sf -o /dev/null http://127.0.0.1:8080/healthz && break
     "${podman[@]}" exec "$name" systemctl is-active -q innerpeace || break
     sleep 0.2
@@ -197,8 +197,8 @@ kubernetes_container() {
     --security-opt no-new-privileges -v "$work/pod-tmp:/tmp" -v /usr:/usr:ro "${mounts[@]}" "${settings[@]}" \
     --rootfs "$rootfs" "$binary" "${arguments[@]}" >/dev/null || return 1
   container_name=$name
-  local attempt status=0
-  for attempt in $(seq 150); do
+  local status=0
+  for _ in $(seq 150); do
     "${podman[@]}" exec "$name" curl -sf -o /dev/null http://127.0.0.1:8080/healthz && break
     sleep 0.2
   done
@@ -239,8 +239,7 @@ start_server() { # ROOT SOURCE
   env "${settings[@]}" "$binary" serve --host 127.0.0.1 --port 0 2>"$work/server.log" >/dev/null &
   server_pid=$!
   port=""
-  local attempt
-  for attempt in $(seq 300); do
+  for _ in $(seq 300); do
     port=$(grep -o 'listening[^0-9]*127\.0\.0\.1:[0-9]*' "$work/server.log" | head -1 | sed 's/.*://')
     [ -n "$port" ] && return 0
     kill -0 "$server_pid" 2>/dev/null || break
