@@ -30,7 +30,6 @@ cleanup() {
 trap cleanup EXIT
 free_port() { "$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 wait_for() { # FILE PATTERN PID: polls FILE for PATTERN, at most 300 times 0.1 s, while PID lives
-
   for _ in $(seq 300); do
     grep -q "$2" "$1" 2>/dev/null && return 0
     kill -0 "$3" 2>/dev/null || break
