@@ -24,17 +24,22 @@ if [ "${1:-}" = "--with-test-tools" ]; then
   # bundle (Glyphicons maps U+E010, as LibreOffice's OpenSymbol does).
   PACKAGES+=(chromium python3 python3-websocket python3-icalendar python3-venv bsdutils nginx nodejs time)
   PACKAGES+=(fonts-glyphicons-halflings fonts-font-awesome)
+  # The deployment files' checks (scripts/deploy-check.sh): promtool (in Debian's prometheus) for the
+  # alert rules and prometheus.yml, systemd-analyze for the unit; curl to scrape a server's /metrics.
+  PACKAGES+=(prometheus systemd curl)
 fi
 
 # Python test tools from PyPI, pinned, in one virtualenv (.build/pytools) made with the python3 on
 # PATH: schemathesis for the API contract (scripts/api-contract.sh); icalendar and feedparser for the
 # subscribable feeds (Tests/feeds/feeds_test.py); metadata-parser for the link previews
-# (Tests/pages/preview_test.py).
+# (Tests/pages/preview_test.py); kubernetes-validate for the Kubernetes manifests
+# (scripts/deploy-check.sh; it brings PyYAML, which the other deployment checks read with).
 PY_TEST_PACKAGES=(
   schemathesis==4.32.5
   icalendar==7.3.0
   feedparser==6.0.14
   metadata-parser==2.0.0
+  kubernetes-validate==1.37.0
 )
 
 missing=()

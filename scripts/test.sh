@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every test: install missing system packages (and the browser-test tools), check formatting,
-# build, run the Swift test suites (core, server, the built CLI end to end), then load the web page
+# build, run the Swift test suites (core, server, the built CLI end to end), check the deployment
+# files (scripts/deploy-check.sh), then load the web page
 # in headless Chromium against the running server, run schemathesis against it, then fuzzes each libFuzzer target for
 # FUZZ_SECONDS (default 45 here) from its seed corpus (scripts/fuzz.sh).
 #
@@ -9,7 +10,7 @@
 # tagged `.live` (loopback sockets), `.process` (child processes) or `.binary` (the built
 # innerpeace) are skipped. The tagged ones are read from the test bundle itself (its test list
 # with tags, as the swift-testing event stream gives it), so the skip list cannot drift from the
-# tags.
+# tags; then the deployment files' static checks (scripts/deploy-check.sh --fast).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fast=false
@@ -40,6 +41,8 @@ guarded() {
 if $fast; then
   skip=$(bash scripts/tagged-tests.sh live process binary)
   guarded 15 swift test --skip-build --skip "$skip"
+  # The deployment files, statically (scripts/deploy-check.sh; tools it lacks are skipped).
+  bash scripts/deploy-check.sh --fast
   exit 0
 fi
 guarded 25 swift test --skip-build
@@ -57,6 +60,10 @@ ASAN_OPTIONS=detect_leaks=0 guarded 20 .build-address/debug/innerpeacePackageTes
 swift build --build-tests --sanitize=thread --scratch-path .build-thread --disable-build-manifest-caching
 guarded 20 .build-thread/debug/innerpeacePackageTests.xctest --testing-library swift-testing \
   --filter InnerPeaceServerTests --filter RenderTests
+# The deployment files: Kubernetes manifests, systemd unit, alert rules, Prometheus config, compose
+# file, and the dashboard's and alerts' metric names against a running server; the Indexed Job's
+# command and the shard merge for real; each check on a broken copy.
+bash scripts/deploy-check.sh .build/debug/innerpeace
 /usr/bin/python3 Tests/browser/page_test.py --binary .build/debug/innerpeace
 # Link previews as a link-preview parser reads them (metadata-parser, PyPI).
 .build/pytools/bin/python Tests/pages/preview_test.py --binary .build/debug/innerpeace
