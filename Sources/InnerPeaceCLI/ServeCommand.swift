@@ -253,7 +253,7 @@ struct ServeCommand: AsyncParsableCommand {
     configuration.reminderHour = reminderHour
     configuration.trustsForwardedHeaders = trustForwardedHeaders
     configuration.allowedHosts = allowedHosts
-    configuration.urlSigner = try signingKey.signer()
+    configuration.signingKeys = try signingKey.keys()
     configuration.signsAllImages = signAllImages
     if let timeZone { configuration.timeZone = timeZone }
     configuration.logLevel = logLevel

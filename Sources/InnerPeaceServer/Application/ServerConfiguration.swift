@@ -29,9 +29,14 @@ public struct ServerConfiguration: Sendable {
   /// another gets 400. Empty: any host. With neither these nor `publicURL`, links made from the
   /// request's host are cached privately only.
   public var allowedHosts: [String] = []
-  /// Signs and checks image URLs (``URLSigner``); with one, `/card.{format}` answers only signed
-  /// URLs.
-  public var urlSigner: URLSigner?
+  /// The keys that sign and check image URLs (``SigningKeys``: the first signs, all verify); with
+  /// them, `/card.{format}` answers only signed URLs.
+  public var signingKeys: SigningKeys?
+  /// The key that signs (the first of ``signingKeys``); setting one makes it the only key.
+  public var urlSigner: URLSigner? {
+    get { signingKeys?.signing }
+    set { signingKeys = newValue.map { key in try! SigningKeys([key]) } }
+  }
   /// Whether every image endpoint, not only custom text, answers only signed URLs (needs
   /// ``urlSigner``).
   public var signsAllImages = false

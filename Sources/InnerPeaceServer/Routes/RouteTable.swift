@@ -65,8 +65,10 @@ enum RouteTable {
   static let pathFormats = ["png", "jpg", "jpeg", "webp"]
 
   /// Query parameters every image endpoint takes: the card options, plus the names reserved
-  /// across the service (`v`, the content version; `signature`, for signed URLs).
-  static let imageQuery: Set<String> = ["preset", "w", "h", "format", "align", "quality", "v", "signature"]
+  /// across the service (`v`, the content version; `signature`, `kid` and `expires`, for signed
+  /// URLs).
+  static let imageQuery: Set<String> = ["preset", "w", "h", "format", "align", "quality", "v", "signature", "kid", "expires",
+  ]
 
   /// Query parameters the report endpoints take: the image endpoints' but the format and quality,
   /// which change the image and not what is set.
@@ -183,20 +185,19 @@ enum RouteTable {
   }
 
   /// Refuses, before anything is rendered, a request for a route that needs a signature
-  /// (``needsSignature(_:_:)``) without a valid one.
-  /// - Throws: ``ServiceError`` (403) naming `signature`.
+  /// (``needsSignature(_:_:)``) without a valid, unexpired one (``SigningKeys/verify(path:parameters:now:)``).
+  /// - Throws: ``ServiceError``: 403 naming `signature` (or `kid`, `expires`), 400 for a `kid` or
+  ///   `expires` that cannot be one.
   static func checkSignature(
     _ query: QueryParameters, rawQuery: Substring, path: String, for route: Route,
     _ configuration: ServerConfiguration
   ) throws(ServiceError) {
-    guard needsSignature(route, configuration), let signer = configuration.urlSigner else { return }
-    guard let signature = query["signature"] else {
-      throw ServiceError(.forbidden, parameter: "signature", "this URL must be signed: signature is missing")
-    }
-    guard let parameters = URLSigner.parameters(rawQuery),
-      signer.isValid(signature: signature, path: path, parameters: parameters)
-    else {
+    guard needsSignature(route, configuration), let keys = configuration.signingKeys else { return }
+    guard let parameters = URLSigner.parameters(rawQuery) else {
       throw ServiceError(.forbidden, parameter: "signature", "the signature does not match this URL")
+    }
+    if let refusal = ServiceError(keys.verify(path: path, parameters: parameters, now: configuration.now())) {
+      throw refusal
     }
   }
 
