@@ -189,6 +189,13 @@ struct ServeCommand: AsyncParsableCommand {
   var maxQueuedPerClient: Int?
 
   @Option(
+    name: .customLong("metrics-address"),
+    help: ArgumentHelp(
+      "Serve /metrics on this address of its own (HOST:PORT; 0 picks a free port) and not on the public port.",
+      valueName: "host:port"))
+  var metricsAddress: String?
+
+  @Option(
     name: .customLong("drain-timeout"),
     help: ArgumentHelp("Seconds SIGTERM waits for responses in flight to reach their clients.", valueName: "seconds"))
   var drainTimeout = ServeCommand.defaults.drainTimeoutSeconds
@@ -204,6 +211,9 @@ struct ServeCommand: AsyncParsableCommand {
         // Through the log's writer: an unwritable stderr drops (and counts) the line, and the
         // server still starts.
         LogOutput.write("innerpeace: listening on http://\(host):\(port)\n")
+      } onMetricsRunning: { port in
+        let metricsHost = MetricsAddress(configuration.metricsAddress ?? "")?.host ?? host
+        LogOutput.write("innerpeace: metrics on http://\(metricsHost):\(port)/metrics\n")
       }
     } catch let error as ServerConfigurationError {
       throw CommandLineError(description: error.description, exitCode: ExitStatus.software)
@@ -249,6 +259,7 @@ struct ServeCommand: AsyncParsableCommand {
     configuration.maxRendersPerClient = maxRendersPerClient
     configuration.maxQueuedPerClient = maxQueuedPerClient
     configuration.drainTimeoutSeconds = drainTimeout
+    configuration.metricsAddress = metricsAddress
     configuration.publicURL = publicURL
     configuration.reminderHour = reminderHour
     configuration.trustsForwardedHeaders = trustForwardedHeaders

@@ -141,11 +141,13 @@ enum RouteTable {
   /// a 404): each segment as Hummingbird's router compares it, and each parameter's value a
   /// ``InnerPeace/WholeNumber`` (every path parameter of the service is a catalog index), so
   /// `/cards/x.png` and `/cards/0.PNG` are no path of the service.
-  @Sendable static func isKnownPath(_ path: String) -> Bool {
+  /// Routes of `excluding` are left out (not served by this router).
+  static func isKnownPath(_ path: String, excluding: Set<Operation> = []) -> Bool {
     guard hasNoEmptySegment(path) else { return false }
     let segments = path == "/" ? [] : path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
     return all.contains { route in
-      route.registrations.contains { registration in
+      !excluding.contains(route.operation)
+        && route.registrations.contains { registration in
         let elements = registration.path.components
         return elements.count == segments.count
           && zip(elements, segments).allSatisfy { element, segment in
