@@ -38,8 +38,10 @@ public struct MetricsAddress: Sendable, Equatable {
 
   /// `text` as a host and a port (0 to 65535); `nil` for anything else.
   public init?(_ text: String) {
-    guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
-      (0...65535).contains(port), text[text.index(after: colon)...].allSatisfy(\.isASCII)
+    guard let colon = text.lastIndex(of: ":") else { return nil }
+    let digits = text[text.index(after: colon)...]
+    guard (1...5).contains(digits.utf8.count), digits.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
+      let port = Int(digits), (0...65535).contains(port)
     else { return nil }
     var host = text[..<colon]
     if host.hasPrefix("[") && host.hasSuffix("]") { host = host.dropFirst().dropLast() }
