@@ -189,6 +189,15 @@ struct ServeCommand: AsyncParsableCommand {
   var maxQueuedPerClient: Int?
 
   @Option(
+    name: .customLong("cors-origin"),
+    help: ArgumentHelp(
+      """
+      An origin whose pages may read cards, quotes and feeds (CORS), scheme://host[:port]; \
+      repeatable, or * for any. (default: none)
+      """, valueName: "origin"))
+  var corsOrigins: [String] = []
+
+  @Option(
     name: .customLong("metrics-address"),
     help: ArgumentHelp(
       "Serve /metrics on this address of its own (HOST:PORT; 0 picks a free port) and not on the public port.",
@@ -260,6 +269,7 @@ struct ServeCommand: AsyncParsableCommand {
     configuration.maxQueuedPerClient = maxQueuedPerClient
     configuration.drainTimeoutSeconds = drainTimeout
     configuration.metricsAddress = metricsAddress
+    configuration.corsOrigins = corsOrigins
     configuration.publicURL = publicURL
     configuration.reminderHour = reminderHour
     configuration.trustsForwardedHeaders = trustForwardedHeaders

@@ -66,6 +66,10 @@ package func buildRouter<Renderer: CardRendering>(service: CardService<Renderer>
   // HEAD answers like GET without the body (RFC 9110 §9.1), for every route.
   let router = Router(context: BasicRequestContext.self, options: .autoGenerateHeadEndpoints)
   router.add(middleware: RequestLogMiddleware(metrics: service.metrics))
+  // Before the errors become JSON, so that a page of an allowed origin can read them too.
+  if let policy = try? CrossOriginPolicy(origins: service.configuration.corsOrigins) {
+    router.add(middleware: CrossOriginMiddleware(policy: policy))
+  }
   router.add(
     middleware: JSONErrorMiddleware(absent: service.configuration.metricsAddress == nil ? [] : [.metrics]))
   router.add(middleware: HostMiddleware(links: service.links))

@@ -85,6 +85,9 @@ public struct ServerConfiguration: Sendable {
   public var maxRendersPerClient: Int?
   /// Renders one client may have waiting for a worker. `nil`: half of `queueDepth`.
   public var maxQueuedPerClient: Int?
+  /// The origins whose pages may read cards, quotes and feeds (CORS, ``CrossOriginPolicy``):
+  /// `scheme://host[:port]` each, or `*` alone for any. Empty: CORS off.
+  public var corsOrigins: [String] = []
   /// `HOST:PORT` of a listener of its own for `/metrics` (``MetricsAddress``); the public port
   /// then answers 404 for it. `nil`: `/metrics` on the public port.
   public var metricsAddress: String?
@@ -137,6 +140,7 @@ public struct ServerConfiguration: Sendable {
     if let value = maxQueuedPerClient, !(0...10_000).contains(value) {
       throw .init("--max-queued-per-client \(value) must be 0 to 10000")
     }
+    _ = try CrossOriginPolicy(origins: corsOrigins)
     if let metricsAddress, MetricsAddress(metricsAddress) == nil {
       throw .init("--metrics-address '\(metricsAddress)' must be HOST:PORT, e.g. 127.0.0.1:9090")
     }

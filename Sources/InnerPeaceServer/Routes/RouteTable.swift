@@ -143,9 +143,14 @@ enum RouteTable {
   /// `/cards/x.png` and `/cards/0.PNG` are no path of the service.
   /// Routes of `excluding` are left out (not served by this router).
   static func isKnownPath(_ path: String, excluding: Set<Operation> = []) -> Bool {
-    guard hasNoEmptySegment(path) else { return false }
+    knownRoute(path, excluding: excluding) != nil
+  }
+
+  /// The route whose registered path matches `path`, as ``isKnownPath(_:excluding:)`` matches.
+  static func knownRoute(_ path: String, excluding: Set<Operation> = []) -> Route? {
+    guard hasNoEmptySegment(path) else { return nil }
     let segments = path == "/" ? [] : path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
-    return all.contains { route in
+    return all.first { route in
       !excluding.contains(route.operation)
         && route.registrations.contains { registration in
         let elements = registration.path.components
