@@ -46,6 +46,8 @@ swift build --build-tests --sanitize=thread --scratch-path .build-thread --disab
 .build-thread/debug/innerpeacePackageTests.xctest --testing-library swift-testing \
   --filter InnerPeaceServerTests --filter RenderTests
 /usr/bin/python3 Tests/browser/page_test.py --binary .build/debug/innerpeace
+# CORS as a browser applies it: fetch() from a listed origin and from one not listed.
+/usr/bin/python3 Tests/browser/cors_test.py --binary .build/debug/innerpeace
 # Link previews as a link-preview parser reads them (metadata-parser, PyPI).
 .build/pytools/bin/python Tests/pages/preview_test.py --binary .build/debug/innerpeace
 # The calendar and Atom feeds, read by icalendar and feedparser (PyPI).
