@@ -99,10 +99,12 @@ import Testing
         #expect(reply.headerValues("Vary").contains("Origin"))
         #expect(reply.body.isEmpty)
       }
-      let head = try await client.request("/cards/0.png", method: .options, headers: Self.preflight(Self.page, method: "HEAD"))
+      let head = try await client.request(
+        "/cards/0.png", method: .options, headers: Self.preflight(Self.page, method: "HEAD"))
       #expect(head.status == 204)
       for (path, fields) in [
-        ("/cards/0.png", Self.preflight("https://evil.example")), ("/cards/0.png", Self.preflight(Self.page, method: "POST")),
+        ("/cards/0.png", Self.preflight("https://evil.example")),
+        ("/cards/0.png", Self.preflight(Self.page, method: "POST")),
         ("/cards/0.png", Self.headers(origin: Self.page)), ("/healthz", Self.preflight(Self.page)),
         ("/", Self.preflight(Self.page)),
       ] {
@@ -121,7 +123,8 @@ import Testing
       let card = try await client.request("/cards/0.png?w=240&h=200", headers: Self.headers(origin: "null"))
       #expect(card.header("Access-Control-Allow-Origin") == "*")
       #expect(!card.headerValues("Vary").contains("Origin"))
-      let preflight = try await client.request("/quotes", method: .options, headers: Self.preflight("https://a.example"))
+      let preflight = try await client.request(
+        "/quotes", method: .options, headers: Self.preflight("https://a.example"))
       #expect(preflight.status == 204)
       #expect(preflight.header("Access-Control-Allow-Origin") == "*")
     }

@@ -69,7 +69,8 @@ import Testing
       clock.set(Self.midnight)
       let error = expectError(try await client.get(signed), status: 403, parameter: "expires")
       #expect(error["message"] as? String == "signature expired at 2026-11-27T00:00:00Z", "\(error)")
-      let extended = signed.replacingOccurrences(of: "expires=\(Self.midnight)", with: "expires=\(Self.midnight + 3600)")
+      let extended = signed.replacingOccurrences(
+        of: "expires=\(Self.midnight)", with: "expires=\(Self.midnight + 3600)")
       expectError(try await client.get(extended), status: 403, parameter: "signature")
     }
   }

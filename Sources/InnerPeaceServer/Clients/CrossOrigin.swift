@@ -50,7 +50,8 @@ package struct CrossOriginPolicy: Sendable {
 
   /// The request headers a page may send (`Access-Control-Allow-Headers`): revalidation, content
   /// negotiation and tracing, beyond the CORS-safelisted ones.
-  static let allowedHeaders = "Accept, Accept-Language, If-None-Match, If-Modified-Since, X-Request-Id, traceparent, tracestate"
+  static let allowedHeaders =
+    "Accept, Accept-Language, If-None-Match, If-Modified-Since, X-Request-Id, traceparent, tracestate"
 
   /// The response headers a page may read (`Access-Control-Expose-Headers`), beyond the
   /// CORS-safelisted ones (Cache-Control, Content-Type, Content-Length, Expires, Last-Modified).

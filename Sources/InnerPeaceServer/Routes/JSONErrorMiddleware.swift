@@ -24,7 +24,9 @@ struct JSONErrorMiddleware: RouterMiddleware {
     } catch let error as ServiceError {
       return try error.response(from: request, context: context)
     } catch let error as HTTPError where error.status == .notFound {
-      if request.method != .get && request.method != .head && RouteTable.isKnownPath(request.uri.path, excluding: absent) {
+      if request.method != .get && request.method != .head
+        && RouteTable.isKnownPath(request.uri.path, excluding: absent)
+      {
         var refusal = ServiceError(.methodNotAllowed, "only GET and HEAD are allowed here")
         refusal.headers[.allow] = "GET, HEAD"
         return try refusal.response(from: request, context: context)

@@ -67,7 +67,8 @@ enum RouteTable {
   /// Query parameters every image endpoint takes: the card options, plus the names reserved
   /// across the service (`v`, the content version; `signature`, `kid` and `expires`, for signed
   /// URLs).
-  static let imageQuery: Set<String> = ["preset", "w", "h", "format", "align", "quality", "v", "signature", "kid", "expires",
+  static let imageQuery: Set<String> = [
+    "preset", "w", "h", "format", "align", "quality", "v", "signature", "kid", "expires",
   ]
 
   /// Query parameters the report endpoints take: the image endpoints' but the format and quality,
@@ -153,12 +154,12 @@ enum RouteTable {
     return all.first { route in
       !excluding.contains(route.operation)
         && route.registrations.contains { registration in
-        let elements = registration.path.components
-        return elements.count == segments.count
-          && zip(elements, segments).allSatisfy { element, segment in
-            element ~= segment && parameterValue(segment, of: element).map { WholeNumber(String($0)) != nil } ?? true
-          }
-      }
+          let elements = registration.path.components
+          return elements.count == segments.count
+            && zip(elements, segments).allSatisfy { element, segment in
+              element ~= segment && parameterValue(segment, of: element).map { WholeNumber(String($0)) != nil } ?? true
+            }
+        }
     }
   }
 
