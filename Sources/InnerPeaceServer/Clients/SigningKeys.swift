@@ -96,7 +96,7 @@ public struct SigningKeys: Sendable {
     case absent, once(String), repeated
 
     init(of name: String, in parameters: [(name: String, value: String)]) {
-      let values = parameters.lazy.filter { $0.name == name }.map(\.value)
+      let values = parameters.lazy.filter { $0.name == name }.map { $0.value }
       var iterator = values.makeIterator()
       guard let first = iterator.next() else {
         self = .absent
@@ -108,6 +108,6 @@ public struct SigningKeys: Sendable {
 
   /// `expires` as the time it names, e.g. `2026-11-27T00:00:00Z`.
   public static func timestamp(_ unixSeconds: Int) -> String {
-    Date(timeIntervalSince1970: TimeInterval(unixSeconds)).formatted(.iso8601)
+    ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval(unixSeconds)))
   }
 }
