@@ -69,7 +69,7 @@ extension RouteTable.Route {
   var allowsCrossOrigin: Bool {
     switch kind {
     case .image, .negotiatedImage: true
-    case .json, .text: [.listQuotes, .getQuote, .feed, .calendar].contains(operation)
+    case .json, .text: ([.listQuotes, .getQuote, .feed, .calendar] as Set<RouteTable.Operation>).contains(operation)
     }
   }
 }
