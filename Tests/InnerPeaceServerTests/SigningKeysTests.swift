@@ -62,9 +62,12 @@ import Testing
     let clock = TestClock(Self.midnight - 60)
     try await withRouter(configuration: try Self.configuration([Self.oldKey], clock: clock)) { client, _ in
       let signed = try #require(Self.oldKey.sign("/card.png?text=Soon&w=240&h=200", expires: Self.midnight))
-      #expect(try await client.get(signed).status == 200)
+      let first = try await client.get(signed)
+      #expect(first.status == 200)
+      // Cached no longer than it lives (a day without expires).
+      #expect(first.header("Cache-Control") == "public, max-age=60", "\(first.headers)")
       clock.set(Self.midnight - 1)
-      #expect(try await client.get(signed).status == 200)
+      #expect(try await client.get(signed).header("Cache-Control") == "public, max-age=1")
       clock.set(Self.midnight)
       let error = expectError(try await client.get(signed), status: 403, parameter: "expires")
       #expect(error["message"] as? String == "signature expired at 2026-11-27T00:00:00Z", "\(error)")
@@ -98,6 +101,14 @@ import Testing
         try await client.get(signed.replacingOccurrences(of: kidPart, with: "kid=nobody")), status: 403,
         parameter: "kid")
     }
+  }
+
+  @Test func cacheLifetimeIsCapped() {
+    #expect(SigningKeys.cacheControl("public, max-age=31536000, immutable", expiringIn: 90) == "public, max-age=90")
+    #expect(
+      SigningKeys.cacheControl("public, max-age=60, s-maxage=600", expiringIn: 90) == "public, max-age=60, s-maxage=90")
+    #expect(SigningKeys.cacheControl("no-store", expiringIn: 90) == "no-store")
+    #expect(SigningKeys.cacheControl("private, max-age=300", expiringIn: -5) == "private, max-age=0")
   }
 
   @Test func keySetsAreChecked() throws {

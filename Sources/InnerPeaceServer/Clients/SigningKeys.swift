@@ -91,6 +91,22 @@ public struct SigningKeys: Sendable {
     return .valid
   }
 
+  /// `cacheControl` for a signed URL that expires in `secondsLeft`: its `max-age` and
+  /// `s-maxage` at most that, and no `immutable`, so that no cache serves the URL after it has
+  /// expired. A policy without a lifetime (`no-store`) is kept as it is.
+  public static func cacheControl(_ cacheControl: String, expiringIn secondsLeft: Int) -> String {
+    let left = max(0, secondsLeft)
+    let directives = cacheControl.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+    return directives.compactMap { directive -> String? in
+      if directive.lowercased() == "immutable" { return nil }
+      for name in ["max-age=", "s-maxage="] where directive.lowercased().hasPrefix(name) {
+        let seconds = Int(directive.dropFirst(name.count)) ?? 0
+        return name + String(min(seconds, left))
+      }
+      return directive
+    }.joined(separator: ", ")
+  }
+
   /// How often a parameter is given.
   private enum Occurrence {
     case absent, once(String), repeated
