@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The service's signing keys: the first signs the URLs the service hands out, every one
 /// verifies. So a key is rotated without downtime: add the new key second, deploy; move it first,
