@@ -189,6 +189,22 @@ struct ServeCommand: AsyncParsableCommand {
   var maxQueuedPerClient: Int?
 
   @Option(
+    name: .customLong("cors-origin"),
+    help: ArgumentHelp(
+      """
+      An origin whose pages may read cards, quotes and feeds (CORS), scheme://host[:port]; \
+      repeatable, or * for any. (default: none)
+      """, valueName: "origin"))
+  var corsOrigins: [String] = []
+
+  @Option(
+    name: .customLong("metrics-address"),
+    help: ArgumentHelp(
+      "Serve /metrics on this address of its own (HOST:PORT; 0 picks a free port) and not on the public port.",
+      valueName: "host:port"))
+  var metricsAddress: String?
+
+  @Option(
     name: .customLong("drain-timeout"),
     help: ArgumentHelp("Seconds SIGTERM waits for responses in flight to reach their clients.", valueName: "seconds"))
   var drainTimeout = ServeCommand.defaults.drainTimeoutSeconds
@@ -204,6 +220,9 @@ struct ServeCommand: AsyncParsableCommand {
         // Through the log's writer: an unwritable stderr drops (and counts) the line, and the
         // server still starts.
         LogOutput.write("innerpeace: listening on http://\(host):\(port)\n")
+      } onMetricsRunning: { port in
+        let metricsHost = MetricsAddress(configuration.metricsAddress ?? "")?.host ?? host
+        LogOutput.write("innerpeace: metrics on http://\(metricsHost):\(port)/metrics\n")
       }
     } catch let error as ServerConfigurationError {
       throw CommandLineError(description: error.description, exitCode: ExitStatus.software)
@@ -249,11 +268,13 @@ struct ServeCommand: AsyncParsableCommand {
     configuration.maxRendersPerClient = maxRendersPerClient
     configuration.maxQueuedPerClient = maxQueuedPerClient
     configuration.drainTimeoutSeconds = drainTimeout
+    configuration.metricsAddress = metricsAddress
+    configuration.corsOrigins = corsOrigins
     configuration.publicURL = publicURL
     configuration.reminderHour = reminderHour
     configuration.trustsForwardedHeaders = trustForwardedHeaders
     configuration.allowedHosts = allowedHosts
-    configuration.urlSigner = try signingKey.signer()
+    configuration.signingKeys = try signingKey.keys()
     configuration.signsAllImages = signAllImages
     if let timeZone { configuration.timeZone = timeZone }
     configuration.logLevel = logLevel

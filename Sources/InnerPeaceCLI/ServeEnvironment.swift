@@ -35,6 +35,9 @@ enum ServeEnvironment {
     "INNERPEACE_" + name.uppercased().replacingOccurrences(of: "-", with: "_")
   }
 
+  /// Repeatable options whose variable holds a comma-separated list, each item one use of the option.
+  static let listOptions: Set = ["signing-key-file", "cors-origin"]
+
   /// Variables that stand for an option when its own variable is not set.
   static let aliases = ["port": "PORT", "log-level": "LOG_LEVEL"]
 
@@ -61,6 +64,9 @@ enum ServeEnvironment {
         case "false", "0", "no", "off", "": break
         default: throw CommandLineError.usage("\(name)=\(value): \(flag) is a switch; use true or false")
         }
+      } else if listOptions.contains(option.name) {
+        let items = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        if !items.isEmpty { additions.append((items.flatMap { [flag, $0] }, name, value)) }
       } else {
         additions.append(([flag, value], name, value))
       }

@@ -46,6 +46,7 @@ import Testing
     #expect(configured.maxConnectionsPerClient == nil && configured.maxRendersPerClient == nil)
     #expect(configured.maxQueuedPerClient == nil && configured.publicURL == nil && configured.allowedHosts.isEmpty)
     #expect(!configured.trustsForwardedHeaders && !configured.signsAllImages)
+    #expect(configured.corsOrigins.isEmpty && configured.metricsAddress == nil)
   }
 
   /// The README's table of `serve` options gives each of these defaults as the configuration has it.

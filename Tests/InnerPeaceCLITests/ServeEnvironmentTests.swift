@@ -115,7 +115,7 @@ import Testing
     [
       "host": "127.0.0.1", "catalog": "/nonexistent-catalog", "public-url": "https://cards.example.com",
       "signing-key-file": keyFile.path, "time-zone": "UTC", "log-level": "info", "log-format": "json",
-      "worker-memory-mb": "72",
+      "worker-memory-mb": "72", "cors-origin": "https://www.example.com", "metrics-address": "127.0.0.1:0",
     ][option] ?? "1"
   }
 

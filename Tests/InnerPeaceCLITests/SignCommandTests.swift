@@ -4,8 +4,9 @@ import Testing
 /// `innerpeace sign URL`, run as a user runs it.
 @Suite(.tags(.process, .binary)) struct SignCommandTests {
   static let key = "0123456789abcdef0123456789abcdef-test-key"
-  /// HMAC-SHA256 of `/card.png?preset=og&text=Hello%20world` with ``key``, by Python's `hmac`.
-  static let signature = "kTQ_qMxjRzF3W6PCBQ6n_VclkD2H2NmNgyHZQRxDHuQ"
+  /// HMAC-SHA256 of `/card.png?kid=7f6ee6c0&preset=og&text=Hello%20world` with ``key``, by
+  /// Python's `hmac`; `7f6ee6c0` is the key's ID, `hashlib.sha256(key).hexdigest()[:8]`.
+  static let signature = "kid=7f6ee6c0&signature=uJAv5MTedWnFUL9d8VPfxSQO4i3T_tXnvaJ_7TpQrtY"
 
   @Test func signsAFullURLOrAPath() throws {
     let full = try CLI.run(
@@ -14,14 +15,14 @@ import Testing
     #expect(full.status == 0, "\(full.stderr)")
     #expect(
       String(decoding: full.stdout, as: UTF8.self)
-        == "https://cards.example.com/card.png?text=Hello%20world&preset=og&signature=\(Self.signature)\n")
+        == "https://cards.example.com/card.png?text=Hello%20world&preset=og&\(Self.signature)\n")
     // From a key file; an old signature is replaced.
     try withKeyFile { file in
       let path = try CLI.run(["sign", "/card.png?preset=og&text=Hello+world&signature=old", "--signing-key-file", file])
       #expect(path.status == 0, "\(path.stderr)")
       #expect(
         String(decoding: path.stdout, as: UTF8.self)
-          == "/card.png?preset=og&text=Hello+world&signature=\(Self.signature)\n")
+          == "/card.png?preset=og&text=Hello+world&\(Self.signature)\n")
     }
   }
 
@@ -124,6 +125,60 @@ import Testing
       let notBase64 = try CLI.run(["sign", "/card.png"], environment: ["INNERPEACE_SIGNING_KEY": "base64:not base64!"])
       #expect(notBase64.status == 64)
       #expect(notBase64.stderrLines.count == 1 && notBase64.stderr.contains("base64"), "\(notBase64.stderr)")
+    }
+  }
+
+  /// `--expires-in` and `--expires-at` add `expires` (covered by the signature, as the README's
+  /// Python does it); `--key-id` picks one of several keys, each named by `KEYID=PATH` or by its
+  /// derived ID; bad values are one line and exit 64.
+  @Test func expiryAndKeyIDs() throws {
+    let python = try Self.python()
+    try withTemporaryFolder("innerpeace-sign") { folder in
+      let keyFile = folder.appendingPathComponent("key.txt")
+      try Data((Self.key + "\n").utf8).write(to: keyFile)
+      let otherFile = folder.appendingPathComponent("other.txt")
+      try Data(String(repeating: "o", count: 40).utf8).write(to: otherFile)
+      let script = folder.appendingPathComponent("sign.py")
+      let driver = """
+
+        import sys
+        print(sign(load_key(sys.argv[1]), "/card.png", {"text": "Hello world"}, expires_in=7 * 86400))
+        """
+      try Data((try Self.readmeSigner() + driver).utf8).write(to: script)
+      let signed = try ExternalTool.run(python[0], Array(python.dropFirst()) + [script.path, keyFile.path])
+      #expect(signed.status == 0, "\(signed.stderr)")
+      let pythonURL = String(decoding: signed.stdout, as: UTF8.self).trimmingCharacters(in: .newlines)
+      let expires = try #require(
+        pythonURL.split(separator: "&").first { $0.hasPrefix("expires=") }.map { String($0.dropFirst(8)) })
+      let fromSwift = try CLI.run(
+        ["sign", "/card.png?text=Hello+world", "--signing-key-file", keyFile.path, "--expires-at", expires])
+      #expect(String(decoding: fromSwift.stdout, as: UTF8.self) == pythonURL + "\n", "\(fromSwift.stderr)")
+
+      // --expires-in: now plus 7 days, between the clock read before and after the run.
+      let before = Int(Date().timeIntervalSince1970)
+      let week = try CLI.run(["sign", "/card.png?text=hi", "--signing-key-file", keyFile.path, "--expires-in", "7d"])
+      let after = Int(Date().timeIntervalSince1970)
+      let weekURL = String(decoding: week.stdout, as: UTF8.self)
+      let weekExpires = try #require(
+        weekURL.split(separator: "&").first { $0.hasPrefix("expires=") }.flatMap { Int($0.dropFirst(8)) }, "\(weekURL)")
+      #expect((before + 604_800...after + 604_800).contains(weekExpires))
+
+      // Two keys: the first signs; --key-id picks by ID, given or derived.
+      let keys = ["--signing-key-file", "2026-11=\(otherFile.path)", "--signing-key-file", keyFile.path]
+      let first = try CLI.run(["sign", "/card.png?text=hi"] + keys)
+      #expect(String(decoding: first.stdout, as: UTF8.self).contains("kid=2026-11&"), "\(first.stderr)")
+      let chosen = try CLI.run(["sign", "/card.png?text=hi", "--key-id", "7f6ee6c0"] + keys)
+      #expect(String(decoding: chosen.stdout, as: UTF8.self).contains("kid=7f6ee6c0&"), "\(chosen.stderr)")
+
+      for bad in [
+        ["--expires-in", "7w"], ["--expires-in", "-1d"], ["--expires-in", "d"], ["--expires-in", "99999999d"],
+        ["--expires-at", "-5"], ["--expires-at", "1", "--expires-in", "1d"], ["--key-id", "nobody"],
+        ["--signing-key-file", "a b=\(keyFile.path)"], ["--signing-key-file", "2026-11=\(keyFile.path)"],
+      ] {
+        let refused = try CLI.run(["sign", "/card.png?text=hi"] + keys + bad)
+        #expect(refused.status == 64, "\(bad): \(refused.stderr)")
+        #expect(refused.stderrLines.count == 1, "\(bad): \(refused.stderr)")
+      }
     }
   }
 

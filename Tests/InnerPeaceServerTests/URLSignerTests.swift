@@ -15,18 +15,33 @@ import Testing
     let signer = try URLSigner(key: Self.key)
     let parameters = [(name: "text", value: "Hello world"), (name: "preset", value: "og")]
     #expect(signer.signature(path: "/card.png", parameters: parameters) == Self.knownSignature)
+    #expect(signer.keyID == Self.keyID)
     #expect(
       signer.sign("/card.png?text=Hello%20world&preset=og")
-        == "/card.png?text=Hello%20world&preset=og&signature=\(Self.knownSignature)")
+        == "/card.png?text=Hello%20world&preset=og&kid=\(Self.keyID)&signature=\(Self.signatureWithKeyID)")
+    #expect(
+      signer.sign("/card.png?text=Hello%20world&preset=og", expires: 1_795_737_600)
+        == "/card.png?text=Hello%20world&preset=og&kid=\(Self.keyID)&expires=1795737600"
+        + "&signature=\(Self.signatureWithExpiry)")
   }
+
+  /// `hashlib.sha256(key).hexdigest()[:8]`, by Python.
+  static let keyID = "7f6ee6c0"
+  /// By Python's `hmac`, of `/card.png?kid=7f6ee6c0&preset=og&text=Hello%20world`.
+  static let signatureWithKeyID = "uJAv5MTedWnFUL9d8VPfxSQO4i3T_tXnvaJ_7TpQrtY"
+  /// By Python's `hmac`, of `/card.png?expires=1795737600&kid=7f6ee6c0&preset=og&text=Hello%20world`.
+  static let signatureWithExpiry = "fdN0Jg5o8MapK_0LBmwFJSedIgFS968w2szJ8B5-inc"
 
   /// The order and the escaping of the parameters do not matter; an old signature is replaced.
   @Test func canonicalQuery() throws {
     let signer = try URLSigner(key: Self.key)
-    for url in ["/card.png?preset=og&text=Hello+world", "/card.png?preset=%6Fg&text=Hello%20world&signature=old"] {
+    for url in [
+      "/card.png?preset=og&text=Hello+world", "/card.png?preset=%6Fg&text=Hello%20world&signature=old",
+      "/card.png?kid=old&preset=og&text=Hello%20world",
+    ] {
       let signed = try #require(signer.sign(url))
-      #expect(signed.hasSuffix("signature=\(Self.knownSignature)"), "\(url) -> \(signed)")
-      #expect(!signed.contains("signature=old"))
+      #expect(signed.hasSuffix("kid=\(Self.keyID)&signature=\(Self.signatureWithKeyID)"), "\(url) -> \(signed)")
+      #expect(!signed.contains("signature=old") && !signed.contains("kid=old"))
     }
   }
 

@@ -13,8 +13,10 @@ import NIOCore
 /// the server has drained.
 /// - Throws: ``ServerConfigurationError`` for a bad configuration or a worker that cannot start,
 ///   and `InnerPeaceError` for a catalog or fonts that cannot load.
+/// `onMetricsRunning` is given the metrics listener's port once it listens (with a metrics address).
 public func buildApplication(
-  configuration: ServerConfiguration, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+  configuration: ServerConfiguration, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in },
+  onMetricsRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) async throws -> some ApplicationProtocol {
   try configuration.validate()
   // The web page's files, read once: a broken install fails here, not in a request.
@@ -43,7 +45,8 @@ public func buildApplication(
   }
   let service = CardService(renderer: renderer, configuration: configuration, logger: logger)
   try await service.startRenderers()
-  return buildApplication(service: service, logger: logger, onServerRunning: onServerRunning)
+  return buildApplication(
+    service: service, logger: logger, onServerRunning: onServerRunning, onMetricsRunning: onMetricsRunning)
 }
 
 /// The service's logger, in the configured format and level (no process-wide logging state). Its
@@ -63,7 +66,12 @@ package func buildRouter<Renderer: CardRendering>(service: CardService<Renderer>
   // HEAD answers like GET without the body (RFC 9110 §9.1), for every route.
   let router = Router(context: BasicRequestContext.self, options: .autoGenerateHeadEndpoints)
   router.add(middleware: RequestLogMiddleware(metrics: service.metrics))
-  router.add(middleware: JSONErrorMiddleware())
+  // Before the errors become JSON, so that a page of an allowed origin can read them too.
+  if let policy = try? CrossOriginPolicy(origins: service.configuration.corsOrigins) {
+    router.add(middleware: CrossOriginMiddleware(policy: policy))
+  }
+  router.add(
+    middleware: JSONErrorMiddleware(absent: service.configuration.metricsAddress == nil ? [] : [.metrics]))
   router.add(middleware: HostMiddleware(links: service.links))
   CardController(service: service).addRoutes(to: router)
   InfoController(service: service).addRoutes(to: router)
@@ -78,7 +86,8 @@ package func buildRouter<Renderer: CardRendering>(service: CardService<Renderer>
 /// `Connection: close`, waits (up to the drain timeout) until every response is in its socket, and
 /// returns.
 package func buildApplication<Renderer: CardRendering>(
-  service: CardService<Renderer>, logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+  service: CardService<Renderer>, logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in },
+  onMetricsRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
   let configuration = service.configuration
   let connections = ConnectionCounter()
@@ -96,5 +105,11 @@ package func buildApplication<Renderer: CardRendering>(
   )
   // After the server in the group's order of shutdown: it stops once the server has drained.
   app.addServices(service.pool)
+  // After the pool, so stopped before it: and after the server has drained.
+  if let address = configuration.metricsAddress.flatMap(MetricsAddress.init) {
+    app.addServices(
+      MetricsListener.application(
+        address: address, metrics: service.metrics, logger: logger, onRunning: onMetricsRunning))
+  }
   return app
 }

@@ -29,9 +29,14 @@ public struct ServerConfiguration: Sendable {
   /// another gets 400. Empty: any host. With neither these nor `publicURL`, links made from the
   /// request's host are cached privately only.
   public var allowedHosts: [String] = []
-  /// Signs and checks image URLs (``URLSigner``); with one, `/card.{format}` answers only signed
-  /// URLs.
-  public var urlSigner: URLSigner?
+  /// The keys that sign and check image URLs (``SigningKeys``: the first signs, all verify); with
+  /// them, `/card.{format}` answers only signed URLs.
+  public var signingKeys: SigningKeys?
+  /// The key that signs (the first of ``signingKeys``); setting one makes it the only key.
+  public var urlSigner: URLSigner? {
+    get { signingKeys?.signing }
+    set { signingKeys = newValue.map { key in try! SigningKeys([key]) } }
+  }
   /// Whether every image endpoint, not only custom text, answers only signed URLs (needs
   /// ``urlSigner``).
   public var signsAllImages = false
@@ -80,6 +85,12 @@ public struct ServerConfiguration: Sendable {
   public var maxRendersPerClient: Int?
   /// Renders one client may have waiting for a worker. `nil`: half of `queueDepth`.
   public var maxQueuedPerClient: Int?
+  /// The origins whose pages may read cards, quotes and feeds (CORS, ``CrossOriginPolicy``):
+  /// `scheme://host[:port]` each, or `*` alone for any. Empty: CORS off.
+  public var corsOrigins: [String] = []
+  /// `HOST:PORT` of a listener of its own for `/metrics` (``MetricsAddress``); the public port
+  /// then answers 404 for it. `nil`: `/metrics` on the public port.
+  public var metricsAddress: String?
 
   public init() {}
 
@@ -128,6 +139,10 @@ public struct ServerConfiguration: Sendable {
     }
     if let value = maxQueuedPerClient, !(0...10_000).contains(value) {
       throw .init("--max-queued-per-client \(value) must be 0 to 10000")
+    }
+    _ = try CrossOriginPolicy(origins: corsOrigins)
+    if let metricsAddress, MetricsAddress(metricsAddress) == nil {
+      throw .init("--metrics-address '\(metricsAddress)' must be HOST:PORT, e.g. 127.0.0.1:9090")
     }
     if let publicURL { try Self.checkPublicURL(publicURL) }
     for host in allowedHosts where !CardLinks.isValidHost(host) {

@@ -72,3 +72,24 @@ struct ErrorBody: Codable, Sendable {
   }
   let error: Detail
 }
+
+extension ServiceError {
+  /// The refusal of a URL whose signature does not hold (``SigningKeys/Verdict``); `nil` for a
+  /// valid one.
+  init?(_ verdict: SigningKeys.Verdict) {
+    switch verdict {
+    case .valid: return nil
+    case .missing: self.init(.forbidden, parameter: "signature", "this URL must be signed: signature is missing")
+    case .mismatch: self.init(.forbidden, parameter: "signature", "the signature does not match this URL")
+    case .keyIDInvalid:
+      self = .badParameter(
+        "kid", "kid must be given once, 1 to \(URLSigner.maximumKeyIDLength) characters of A-Z a-z 0-9 . _ -")
+    case .keyUnknown(let id): self.init(.forbidden, parameter: "kid", "no signing key has the ID '\(id)'")
+    case .expiryInvalid:
+      self = .badParameter(
+        "expires", "expires must be given once, a Unix time in seconds from 0 to \(SigningKeys.latestExpiry)")
+    case .expired(let seconds):
+      self.init(.forbidden, parameter: "expires", "signature expired at \(SigningKeys.timestamp(seconds))")
+    }
+  }
+}

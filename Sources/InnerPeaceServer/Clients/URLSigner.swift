@@ -15,8 +15,16 @@ import InnerPeaceQuery
 ///
 /// The key is bytes: a key file's bytes as they are, or a text's UTF-8 bytes, without surrounding
 /// ASCII white space (what Python's `bytes.strip()` removes).
+///
+/// Each key has an ID, sent as the parameter `kid` of the URLs it signs (and so covered by the
+/// signature), so that a server holding several keys (``SigningKeys``) knows which one to check
+/// with. Unless the operator names it, the ID is the first 8 hexadecimal digits of the key's
+/// SHA-256 (``derivedKeyID(_:)``): it stays the same whatever the key file is called, and reveals
+/// nothing usable about a key of 32 bytes or more.
 public struct URLSigner: Sendable {
   private let key: SymmetricKey
+  /// The key's ID, sent as `kid`.
+  public let keyID: String
 
   /// The fewest bytes a key may have.
   public static let minimumKeyBytes = 32
@@ -24,29 +32,61 @@ public struct URLSigner: Sendable {
   /// Why a key is refused.
   public enum KeyError: Error, Sendable, Equatable, CustomStringConvertible {
     case tooShort(bytes: Int)
+    case keyIDInvalid(String)
 
     public var description: String {
       switch self {
       case .tooShort(let bytes):
         "the signing key has \(bytes) bytes; it needs at least \(URLSigner.minimumKeyBytes) (e.g. openssl rand -hex 32)"
+      case .keyIDInvalid(let id):
+        "the key ID '\(id)' must be 1 to \(URLSigner.maximumKeyIDLength) characters of A-Z a-z 0-9 . _ -"
       }
     }
+  }
+
+  /// The longest key ID.
+  public static let maximumKeyIDLength = 64
+
+  /// Whether `id` may be a key ID: 1 to ``maximumKeyIDLength`` characters of `A-Z a-z 0-9 . _ -`
+  /// (unreserved in a URL, so `kid=` needs no escaping).
+  public static func isValidKeyID(_ id: some StringProtocol) -> Bool {
+    (1...maximumKeyIDLength).contains(id.utf8.count)
+      && id.utf8.allSatisfy { byte in
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+          UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
+          true
+        default: false
+        }
+      }
+  }
+
+  /// The ID of a key (its bytes, white space already removed) when the operator names none: the
+  /// first 8 hexadecimal digits of its SHA-256 (Python: `hashlib.sha256(key).hexdigest()[:8]`).
+  public static func derivedKeyID(_ trimmedKey: [UInt8]) -> String {
+    SHA256.hash(data: trimmedKey).prefix(4).map { byte in
+      let digits = Array("0123456789abcdef")
+      return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
+    }.joined()
   }
 
   /// A signer with `bytes` (a key file's content) as the key, surrounding ASCII white space
   /// (space, tab, line feed, vertical tab, form feed, carriage return) removed; every other byte
   /// counts as it is, whether or not the whole is UTF-8.
-  /// - Throws: ``KeyError`` for a key shorter than ``minimumKeyBytes`` bytes.
-  public init(key bytes: [UInt8]) throws(KeyError) {
+  /// `keyID` names the key (``isValidKeyID(_:)``); `nil` derives it (``derivedKeyID(_:)``).
+  /// - Throws: ``KeyError`` for a key shorter than ``minimumKeyBytes`` bytes or an invalid ID.
+  public init(key bytes: [UInt8], keyID: String? = nil) throws(KeyError) {
     let trimmed = Self.trimmingASCIIWhiteSpace(bytes)
     guard trimmed.count >= Self.minimumKeyBytes else { throw .tooShort(bytes: trimmed.count) }
+    if let keyID, !Self.isValidKeyID(keyID) { throw .keyIDInvalid(keyID) }
     key = SymmetricKey(data: trimmed)
+    self.keyID = keyID ?? Self.derivedKeyID(trimmed)
   }
 
   /// A signer with `text`'s UTF-8 bytes as the key, surrounding ASCII white space removed.
-  /// - Throws: ``KeyError`` for a key shorter than ``minimumKeyBytes`` bytes.
-  public init(key text: String) throws(KeyError) {
-    try self.init(key: Array(text.utf8))
+  /// - Throws: ``KeyError`` for a key shorter than ``minimumKeyBytes`` bytes or an invalid ID.
+  public init(key text: String, keyID: String? = nil) throws(KeyError) {
+    try self.init(key: Array(text.utf8), keyID: keyID)
   }
 
   /// `bytes` without the ASCII white space at either end.
@@ -72,19 +112,26 @@ public struct URLSigner: Sendable {
       code, authenticating: Array(Self.message(path: path, parameters: parameters).utf8), using: key)
   }
 
-  /// `pathAndQuery` (a path with an optional raw query) with its `signature` parameter set:
-  /// any existing one is replaced, the other parameters are kept as written.
+  /// `pathAndQuery` (a path with an optional raw query) signed: its `kid` parameter set to
+  /// ``keyID``, its `expires` to `expires` (Unix seconds; with `nil`, any is kept), and its
+  /// `signature` appended; any existing `kid` and `signature` are replaced, the other parameters
+  /// are kept as written.
   /// - Returns: `nil` when the query does not decode (invalid percent-encoding or UTF-8).
-  public func sign(_ pathAndQuery: String) -> String? {
+  public func sign(_ pathAndQuery: String, expires: Int? = nil) -> String? {
     let (path, rawQuery) = Self.split(pathAndQuery)
-    guard let parameters = Self.parameters(rawQuery) else { return nil }
-    let kept = rawQuery.split(separator: "&", omittingEmptySubsequences: true).filter {
-      $0.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first.map {
-        QueryString.decode($0) != "signature"
-      } ?? true
+    var replaced: Set<String> = ["signature", "kid"]
+    if expires != nil { replaced.insert("expires") }
+    var kept: [Substring] = []
+    for pair in rawQuery.split(separator: "&", omittingEmptySubsequences: true) {
+      let name = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+      guard let decoded = QueryString.decode(name) else { return nil }
+      if !replaced.contains(decoded) { kept.append(pair) }
     }
-    let signature = signature(path: path, parameters: parameters)
-    return path + "?" + (kept + ["signature=\(signature)"]).joined(separator: "&")
+    var added = ["kid=\(keyID)"]
+    if let expires { added.append("expires=\(expires)") }
+    let query = (kept.map(String.init) + added).joined(separator: "&")
+    guard let parameters = Self.parameters(Substring(query)) else { return nil }
+    return path + "?" + query + "&signature=\(signature(path: path, parameters: parameters))"
   }
 
   /// The signed message.

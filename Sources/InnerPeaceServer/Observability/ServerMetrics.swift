@@ -51,6 +51,9 @@ final class ServerMetrics: Sendable {
     logLinesDropped = registry.counter(
       "innerpeace_log_lines_dropped", unit: "total",
       help: "Log lines that could not be written to stderr (a full disk, a closed stream) and were dropped.")
+    registry.gauge(
+      "process_start_time", unit: "seconds", help: "Start time of the server process since the Unix epoch, in seconds."
+    ).set(ProcessFigures.startTime() ?? Date().timeIntervalSince1970)
     registry.makeGauge(
       descriptor: .init(metricName: "innerpeace_build", unitName: "info", helpText: "The running build: always 1."),
       labels: [("version", InnerPeaceVersion.current), ("swift", Self.swiftVersion)]
@@ -144,6 +147,25 @@ struct ProcessFigures {
     return ProcessFigures(
       residentBytes: resident * Int(sysconf(Int32(_SC_PAGESIZE))), openFileDescriptors: descriptors,
       cpuSeconds: ticks > 0 ? (user + system) / ticks : 0)
+  }
+}
+
+extension ProcessFigures {
+  /// When this process started, in Unix seconds, as Prometheus's own clients compute it: the boot
+  /// time (`btime` of `/proc/stat`) plus the process's start in clock ticks after boot (field 22
+  /// of `/proc/self/stat`). `nil` where `/proc` cannot tell.
+  static func startTime() -> Double? {
+    guard let stat = try? String(contentsOfFile: "/proc/self/stat", encoding: .utf8),
+      let system = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
+      let bootLine = system.split(separator: "\n").first(where: { $0.hasPrefix("btime ") }),
+      let boot = Double(bootLine.dropFirst("btime ".count).trimmingCharacters(in: .whitespaces)),
+      let close = stat.lastIndex(of: ")")
+    else { return nil }
+    // Field 22 of the line is the 20th after the ')' (fields 3 onwards).
+    let fields = stat[stat.index(after: close)...].split(separator: " ")
+    let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+    guard fields.count > 19, let started = Double(fields[19]), ticks > 0 else { return nil }
+    return boot + started / ticks
   }
 }
 

@@ -18,7 +18,10 @@ struct InfoController<Renderer: CardRendering> {
       try quote(context.parameters.get("index") ?? "", request)
     }
     router.get(.health, configuration: configuration) { _, _, _ in try health() }
-    router.get(.metrics, configuration: configuration) { _, _, _ in metrics() }
+    // With a metrics address, /metrics is served on that listener only (``MetricsListener``).
+    if configuration.metricsAddress == nil {
+      router.get(.metrics, configuration: configuration) { _, _, _ in metrics() }
+    }
     router.get(.openAPI, configuration: configuration) { _, _, _ in try openAPI() }
   }
 
@@ -75,11 +78,7 @@ struct InfoController<Renderer: CardRendering> {
   }
 
   /// `/metrics`
-  func metrics() -> Response {
-    Response(
-      status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
-      body: .init(byteBuffer: ByteBuffer(bytes: service.metrics.exposition())))
-  }
+  func metrics() -> Response { MetricsListener.response(service.metrics) }
 
   /// `/openapi.yaml`: the resource file `Resources/openapi.yaml`.
   func openAPI() throws -> Response {

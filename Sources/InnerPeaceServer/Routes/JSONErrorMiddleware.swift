@@ -9,6 +9,10 @@ import Logging
 struct JSONErrorMiddleware: RouterMiddleware {
   typealias Context = BasicRequestContext
 
+  /// Operations of ``RouteTable`` this router does not serve (`/metrics` when it has a listener
+  /// of its own): their paths are a 404 for every method.
+  var absent: Set<RouteTable.Operation> = []
+
   func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
     -> Response
   {
@@ -20,7 +24,9 @@ struct JSONErrorMiddleware: RouterMiddleware {
     } catch let error as ServiceError {
       return try error.response(from: request, context: context)
     } catch let error as HTTPError where error.status == .notFound {
-      if request.method != .get && request.method != .head && RouteTable.isKnownPath(request.uri.path) {
+      if request.method != .get && request.method != .head
+        && RouteTable.isKnownPath(request.uri.path, excluding: absent)
+      {
         var refusal = ServiceError(.methodNotAllowed, "only GET and HEAD are allowed here")
         refusal.headers[.allow] = "GET, HEAD"
         return try refusal.response(from: request, context: context)

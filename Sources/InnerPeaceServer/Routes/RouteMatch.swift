@@ -28,7 +28,16 @@ extension RouterMethods {
         let query = try QueryParameters(raw: route.query == nil ? "" : rawQuery)
         try RouteTable.checkSignature(query, rawQuery: rawQuery, path: request.uri.path, for: route, configuration)
         try RouteTable.checkQuery(query, for: route)
-        return try await handler(request, context, RouteMatch(route: route, query: query, pathFormat: format))
+        var response = try await handler(request, context, RouteMatch(route: route, query: query, pathFormat: format))
+        // A signed URL that expires is cached no longer than it lives (its signature, checked
+        // above, covers `expires`).
+        if RouteTable.needsSignature(route, configuration), let expires = query["expires"].flatMap({ Int($0) }),
+          let cacheControl = response.headers[.cacheControl]
+        {
+          let left = expires - Int(configuration.now().timeIntervalSince1970)
+          response.headers[.cacheControl] = SigningKeys.cacheControl(cacheControl, expiringIn: left)
+        }
+        return response
       }
     }
     return self

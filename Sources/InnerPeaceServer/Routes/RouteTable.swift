@@ -65,8 +65,11 @@ enum RouteTable {
   static let pathFormats = ["png", "jpg", "jpeg", "webp"]
 
   /// Query parameters every image endpoint takes: the card options, plus the names reserved
-  /// across the service (`v`, the content version; `signature`, for signed URLs).
-  static let imageQuery: Set<String> = ["preset", "w", "h", "format", "align", "quality", "v", "signature"]
+  /// across the service (`v`, the content version; `signature`, `kid` and `expires`, for signed
+  /// URLs).
+  static let imageQuery: Set<String> = [
+    "preset", "w", "h", "format", "align", "quality", "v", "signature", "kid", "expires",
+  ]
 
   /// Query parameters the report endpoints take: the image endpoints' but the format and quality,
   /// which change the image and not what is set.
@@ -139,17 +142,24 @@ enum RouteTable {
   /// a 404): each segment as Hummingbird's router compares it, and each parameter's value a
   /// ``InnerPeace/WholeNumber`` (every path parameter of the service is a catalog index), so
   /// `/cards/x.png` and `/cards/0.PNG` are no path of the service.
-  @Sendable static func isKnownPath(_ path: String) -> Bool {
-    guard hasNoEmptySegment(path) else { return false }
+  /// Routes of `excluding` are left out (not served by this router).
+  static func isKnownPath(_ path: String, excluding: Set<Operation> = []) -> Bool {
+    knownRoute(path, excluding: excluding) != nil
+  }
+
+  /// The route whose registered path matches `path`, as ``isKnownPath(_:excluding:)`` matches.
+  static func knownRoute(_ path: String, excluding: Set<Operation> = []) -> Route? {
+    guard hasNoEmptySegment(path) else { return nil }
     let segments = path == "/" ? [] : path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
-    return all.contains { route in
-      route.registrations.contains { registration in
-        let elements = registration.path.components
-        return elements.count == segments.count
-          && zip(elements, segments).allSatisfy { element, segment in
-            element ~= segment && parameterValue(segment, of: element).map { WholeNumber(String($0)) != nil } ?? true
-          }
-      }
+    return all.first { route in
+      !excluding.contains(route.operation)
+        && route.registrations.contains { registration in
+          let elements = registration.path.components
+          return elements.count == segments.count
+            && zip(elements, segments).allSatisfy { element, segment in
+              element ~= segment && parameterValue(segment, of: element).map { WholeNumber(String($0)) != nil } ?? true
+            }
+        }
     }
   }
 
@@ -183,20 +193,19 @@ enum RouteTable {
   }
 
   /// Refuses, before anything is rendered, a request for a route that needs a signature
-  /// (``needsSignature(_:_:)``) without a valid one.
-  /// - Throws: ``ServiceError`` (403) naming `signature`.
+  /// (``needsSignature(_:_:)``) without a valid, unexpired one (``SigningKeys/verify(path:parameters:now:)``).
+  /// - Throws: ``ServiceError``: 403 naming `signature` (or `kid`, `expires`), 400 for a `kid` or
+  ///   `expires` that cannot be one.
   static func checkSignature(
     _ query: QueryParameters, rawQuery: Substring, path: String, for route: Route,
     _ configuration: ServerConfiguration
   ) throws(ServiceError) {
-    guard needsSignature(route, configuration), let signer = configuration.urlSigner else { return }
-    guard let signature = query["signature"] else {
-      throw ServiceError(.forbidden, parameter: "signature", "this URL must be signed: signature is missing")
-    }
-    guard let parameters = URLSigner.parameters(rawQuery),
-      signer.isValid(signature: signature, path: path, parameters: parameters)
-    else {
+    guard needsSignature(route, configuration), let keys = configuration.signingKeys else { return }
+    guard let parameters = URLSigner.parameters(rawQuery) else {
       throw ServiceError(.forbidden, parameter: "signature", "the signature does not match this URL")
+    }
+    if let refusal = ServiceError(keys.verify(path: path, parameters: parameters, now: configuration.now())) {
+      throw refusal
     }
   }
 
