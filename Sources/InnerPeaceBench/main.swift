@@ -9,6 +9,8 @@
 //                                              CPU seconds of the costliest texts at the extreme
 //                                              canvases (markdown)
 //   innerpeace-bench report [--runs N]         a warm og card with and without its typeset report
+//   innerpeace-bench formats [--runs N]        each format's encode time, size and distance from
+//                                              the PNG, for og and story (markdown)
 //
 // Build it in release mode for meaningful numbers: swift build -c release --product innerpeace-bench
 internal import CInnerPeace
@@ -320,11 +322,13 @@ do {
     try worst(Array(arguments.dropFirst()))
   case "report":
     try reportBench(runs: runsOption(default: 30))
+  case "formats":
+    try formats(runs: runsOption(default: 15))
   default:
     fail(
       "usage: innerpeace-bench stages [--runs N] | colour [--runs N] | peer BG QUOTE AUTHOR W H OUT.png"
         + " | lines [--preset P ...] [--catalog DIR] | worst [--runs N] [--only NAME] [--canvas WxH ...]"
-        + " | report [--runs N]")
+        + " | report [--runs N] | formats [--runs N]")
   }
 } catch {
   fail("\(error)")
