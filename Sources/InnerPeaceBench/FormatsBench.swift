@@ -71,7 +71,8 @@ private func decode(_ bytes: [UInt8], format: ImageFormat) throws -> Pixels {
     guard let data = WebPDecodeRGBA(bytes, bytes.count, &width, &height) else { fail("the WebP does not decode") }
     defer { WebPFree(data) }
     return Pixels(
-      width: Int(width), height: Int(height), rgba: Array(UnsafeBufferPointer(start: data, count: Int(width * height * 4))))
+      width: Int(width), height: Int(height),
+      rgba: Array(UnsafeBufferPointer(start: data, count: Int(width * height * 4))))
   case .avif:
     guard let image = DecodedAVIF(bytes) else { fail("the AVIF does not decode") }
     return Pixels(width: image.width, height: image.height, rgba: image.rgba)

@@ -103,7 +103,8 @@ struct RenderCommandTests {
       #expect(pngHeader([UInt8](try Data(contentsOf: transparent)))?.colourType == 6, "--transparent is not RGBA")
 
       #expect(
-        listing(folder) == ["card.JPG", "card.avif", "card.out", "card.webp", "layer.png"], "leftover files: \(listing(folder))")
+        listing(folder) == ["card.JPG", "card.avif", "card.out", "card.webp", "layer.png"],
+        "leftover files: \(listing(folder))")
     }
   }
 

@@ -80,7 +80,8 @@ struct CardOptions {
       guard let chosen = FormatNegotiation.choose(accept: accept, among: candidates) else {
         throw ServiceError(
           .notAcceptable,
-          "Accept admits none of \(candidates.map(\.mediaType).joined(separator: ", ")); or use .png, .jpg, .webp or .avif")
+          "Accept admits none of \(candidates.map(\.mediaType).joined(separator: ", ")); or use .png, .jpg, .webp or .avif"
+        )
       }
       format = chosen
       negotiated = true
