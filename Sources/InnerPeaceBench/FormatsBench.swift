@@ -40,6 +40,47 @@ func formats(runs: Int) throws {
   }
 }
 
+/// `innerpeace-bench formats --cards N`: AVIF against WebP at their default qualities over N
+/// catalog cards (quote `7 * i`, picture `i`) for `og` and `story`: the median size ratio and
+/// how often AVIF's SSIM and PSNR are at least WebP's.
+func formatsOverCards(_ count: Int) throws {
+  let catalog = try Catalog.bundled()
+  let renderer = try CardRenderer(catalog: catalog)
+  print("AVIF (quantizer 12) against WebP (quality 90) over \(count) cards, each against its PNG.")
+  print("")
+  print(
+    "| preset | AVIF/WebP size, median (min-max) | AVIF SSIM >= WebP's | AVIF PSNR >= WebP's | median SSIM WebP, AVIF |"
+  )
+  print("|---|---:|---:|---:|---:|")
+  for preset in [Preset.og, .story] {
+    var ratios: [Double] = []
+    var ssims: (webp: [Double], avif: [Double]) = ([], [])
+    var better = (ssim: 0, psnr: 0)
+    for index in 0..<count {
+      var request = CardRequest(
+        preset: preset, quote: .index(7 * index % catalog.quotes.count),
+        picture: .named(catalog.pictures[index % catalog.pictures.count]), seed: 1)
+      let reference = try decodePNG(try renderer.render(request).bytes)
+      request.format = .webp
+      let webp = try renderer.render(request).bytes
+      request.format = .avif
+      let avif = try renderer.render(request).bytes
+      let webpDistance = distance(try decode(webp, format: .webp), reference)
+      let avifDistance = distance(try decode(avif, format: .avif), reference)
+      ratios.append(Double(avif.count) / Double(webp.count))
+      ssims.webp.append(webpDistance.ssim)
+      ssims.avif.append(avifDistance.ssim)
+      if avifDistance.ssim >= webpDistance.ssim { better.ssim += 1 }
+      if avifDistance.psnr >= webpDistance.psnr { better.psnr += 1 }
+    }
+    print(
+      "| \(preset) | "
+        + String(format: "%.2f (%.2f-%.2f)", median(ratios), ratios.min()!, ratios.max()!)
+        + " | \(better.ssim)/\(count) | \(better.psnr)/\(count) | "
+        + String(format: "%.4f, %.4f", median(ssims.webp), median(ssims.avif)) + " |")
+  }
+}
+
 /// Packed RGBA rows.
 private struct Pixels {
   let width: Int

@@ -11,6 +11,7 @@
 //   innerpeace-bench report [--runs N]         a warm og card with and without its typeset report
 //   innerpeace-bench formats [--runs N]        each format's encode time, size and distance from
 //                                              the PNG, for og and story (markdown)
+//   innerpeace-bench formats --cards N         AVIF against WebP, size and distance, over N cards
 //
 // Build it in release mode for meaningful numbers: swift build -c release --product innerpeace-bench
 internal import CInnerPeace
@@ -323,12 +324,18 @@ do {
   case "report":
     try reportBench(runs: runsOption(default: 30))
   case "formats":
-    try formats(runs: runsOption(default: 15))
+    if let index = arguments.firstIndex(of: "--cards"), index + 1 < arguments.count,
+      let count = Int(arguments[index + 1])
+    {
+      try formatsOverCards(max(1, count))
+    } else {
+      try formats(runs: runsOption(default: 15))
+    }
   default:
     fail(
       "usage: innerpeace-bench stages [--runs N] | colour [--runs N] | peer BG QUOTE AUTHOR W H OUT.png"
         + " | lines [--preset P ...] [--catalog DIR] | worst [--runs N] [--only NAME] [--canvas WxH ...]"
-        + " | report [--runs N] | formats [--runs N]")
+        + " | report [--runs N] | formats [--runs N] | formats --cards N")
   }
 } catch {
   fail("\(error)")

@@ -28,9 +28,9 @@ extension ImageEncoding {
     else { throw .encodingFailed(format: .avif, reason: "out of memory") }
     defer { avifImageDestroy(image) }
     // sRGB, stated in the file (nclx) so that browsers show the colours as drawn.
-    image.pointee.colorPrimaries = UInt16(AVIF_COLOR_PRIMARIES_BT709.rawValue)
-    image.pointee.transferCharacteristics = UInt16(AVIF_TRANSFER_CHARACTERISTICS_SRGB.rawValue)
-    image.pointee.matrixCoefficients = UInt16(AVIF_MATRIX_COEFFICIENTS_BT601.rawValue)
+    image.pointee.colorPrimaries = UInt16(AVIF_COLOR_PRIMARIES_BT709)
+    image.pointee.transferCharacteristics = UInt16(AVIF_TRANSFER_CHARACTERISTICS_SRGB)
+    image.pointee.matrixCoefficients = UInt16(AVIF_MATRIX_COEFFICIENTS_BT601)
     image.pointee.yuvRange = AVIF_RANGE_FULL
 
     var pixels = avifRGBImage()
