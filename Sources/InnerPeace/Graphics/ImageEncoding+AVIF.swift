@@ -1,9 +1,10 @@
 internal import CInnerPeace
 
 /// AVIF through libavif, with libaom as the AV1 encoder. The settings were chosen by measurement
-/// (BENCHMARKS.md, "AVIF"): libaom at its fastest speed, one thread (the service parallelises by
-/// worker process), 4:2:0 chroma like WebP and the JPEGs, and a quantizer whose cards match
-/// WebP's at its default quality 90 on SSIM while being smaller.
+/// (BENCHMARKS.md, "Issue 20: AVIF"; `scripts/avif-settings.c`): libaom at its fastest speed, one
+/// thread (the service parallelises by worker process), 4:2:0 chroma like WebP and the JPEGs,
+/// BT.601 full-range YUV (libyuv's fast path), and a quantizer whose cards have at least the SSIM
+/// of WebP's at quality 90, at their size (`og`) or smaller (`story`).
 extension ImageEncoding {
   /// libaom's speed, 0 (slowest, smallest) to 9 (libaom's fastest for still images; libavif's
   /// 10 gives the same bytes). Speed 8 makes `og` and `story` cards 17 to 25 % smaller at the

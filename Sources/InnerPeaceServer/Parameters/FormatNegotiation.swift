@@ -7,8 +7,9 @@ import InnerPeace
 /// Each format gets the weight of the most specific media range that matches it (`image/webp`
 /// over `image/*` over `*/*`); weight 0 refuses it. The highest weight wins. Among equal weights a
 /// format the header names itself wins over one only a wildcard admits, and then AVIF before WebP
-/// before JPEG before PNG (the smallest first: at the default qualities AVIF's `og` and `story`
-/// cards are 13-20 % smaller than WebP's at the same SSIM, BENCHMARKS.md "AVIF") when named, PNG
+/// before JPEG before PNG (the smallest first: at the default qualities AVIF's cards have a higher
+/// SSIM than WebP's at their size for `og` and 11 % smaller for `story`, BENCHMARKS.md "Issue 20:
+/// AVIF") when named, PNG
 /// before JPEG before WebP before AVIF (the most widely decoded first) when only wildcards admit
 /// them. No header, or an empty one, is `*/*`: PNG. When every format is refused the answer is 406.
 enum FormatNegotiation {
