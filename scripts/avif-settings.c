@@ -116,6 +116,11 @@ int main(int argc, char **argv) {
       double start = cpuMilliseconds();
       avifImage *image = avifImageCreate(width, height, 8,
         atoi(argv[7]) == 444 ? AVIF_PIXEL_FORMAT_YUV444 : AVIF_PIXEL_FORMAT_YUV420);
+      // As ImageEncoding+AVIF.swift: sRGB stated, BT.601 full range (libyuv's fast path).
+      image->colorPrimaries = AVIF_COLOR_PRIMARIES_BT709;
+      image->transferCharacteristics = AVIF_TRANSFER_CHARACTERISTICS_SRGB;
+      image->matrixCoefficients = AVIF_MATRIX_COEFFICIENTS_BT601;
+      image->yuvRange = AVIF_RANGE_FULL;
       avifRGBImage pixels;
       avifRGBImageSetDefaults(&pixels, image);
       pixels.format = AVIF_RGB_FORMAT_RGB;
