@@ -26,7 +26,7 @@ let package = Package(
     .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
   ],
   targets: [
-    // Cairo, Pango, fontconfig, libturbojpeg, libwebp, libdeflate, LittleCMS 2 and libhyphen,
+    // Cairo, Pango, fontconfig, libturbojpeg, libwebp, libavif, libdeflate, LittleCMS 2 and libhyphen,
     // through one shim header.
     .systemLibrary(
       name: "CInnerPeace",
@@ -35,6 +35,7 @@ let package = Package(
       providers: [
         .apt([
           "libcairo2-dev", "libpango1.0-dev", "libfontconfig-dev", "libturbojpeg0-dev", "libwebp-dev",
+          "libavif-dev",
           "libdeflate-dev", "libpng-dev", "liblcms2-dev", "libhyphen-dev",
         ])
       ]

@@ -8,6 +8,7 @@ PACKAGES=(
   libcairo2-dev libpango1.0-dev libfontconfig-dev   # drawing and text layout
   libturbojpeg0-dev libwebp-dev libdeflate-dev      # JPEG in and out, WebP out, PNG compression
   libpng-dev                                        # PNG in, row by row
+  libavif-dev                                       # AVIF out (libavif 0.11 with libaom; its runtime package is libavif15)
   liblcms2-dev                                      # photos' colour profiles to sRGB (LittleCMS 2)
   libhyphen-dev                                     # hyphenation of long words (libhyphen)
   hyphen-en-us hyphen-de hyphen-fr hyphen-es hyphen-it hyphen-nl hyphen-pt-pt hyphen-pl hyphen-hu hyphen-ru hyphen-uk hyphen-el  # its patterns

@@ -10,6 +10,8 @@
 #include <fontconfig/fontconfig.h>
 #include <turbojpeg.h>
 #include <webp/encode.h>
+#include <webp/decode.h>
+#include <avif/avif.h>
 #include <libdeflate.h>
 #include <lcms2.h>
 #include <hyphen.h>

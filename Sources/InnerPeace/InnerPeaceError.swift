@@ -35,7 +35,7 @@ public enum InnerPeaceError: Error, Equatable, Sendable, Codable, CustomStringCo
   case presetUnknown(String)
   /// A canvas size outside the documented limits.
   case sizeInvalid(reason: String)
-  /// An output format that is not png, jpeg or webp.
+  /// An output format that is not png, jpeg, webp or avif.
   case formatUnknown(String)
   /// A transparent card asked for in a format without an alpha channel (JPEG).
   case transparencyUnsupported(format: ImageFormat)
@@ -43,7 +43,7 @@ public enum InnerPeaceError: Error, Equatable, Sendable, Codable, CustomStringCo
   case fontsUnavailable(reason: String)
   /// Cairo or Pango failed while drawing.
   case renderFailed(reason: String)
-  /// An encoder (libdeflate, libturbojpeg, libwebp) failed to write the card.
+  /// An encoder (libdeflate, libturbojpeg, libwebp, libavif) failed to write the card.
   case encodingFailed(format: ImageFormat, reason: String)
 
   public var description: String {
@@ -77,9 +77,9 @@ public enum InnerPeaceError: Error, Equatable, Sendable, Codable, CustomStringCo
     case .sizeInvalid(let reason):
       return "invalid size: \(reason)"
     case .formatUnknown(let name):
-      return "unknown format '\(name)': use png, jpeg or webp"
+      return "unknown format '\(name)': use png, jpeg, webp or avif"
     case .transparencyUnsupported(let format):
-      return "\(format.rawValue.uppercased()) has no alpha channel: a transparent card needs png or webp"
+      return "\(format.rawValue.uppercased()) has no alpha channel: a transparent card needs png, webp or avif"
     case .fontsUnavailable(let reason):
       return "fonts unavailable: \(reason)"
     case .renderFailed(let reason):

@@ -9,6 +9,9 @@
 //                                              CPU seconds of the costliest texts at the extreme
 //                                              canvases (markdown)
 //   innerpeace-bench report [--runs N]         a warm og card with and without its typeset report
+//   innerpeace-bench formats [--runs N]        each format's encode time, size and distance from
+//                                              the PNG, for og and story (markdown)
+//   innerpeace-bench formats --cards N         AVIF against WebP, size and distance, over N cards
 //
 // Build it in release mode for meaningful numbers: swift build -c release --product innerpeace-bench
 internal import CInnerPeace
@@ -320,11 +323,19 @@ do {
     try worst(Array(arguments.dropFirst()))
   case "report":
     try reportBench(runs: runsOption(default: 30))
+  case "formats":
+    if let index = arguments.firstIndex(of: "--cards"), index + 1 < arguments.count,
+      let count = Int(arguments[index + 1])
+    {
+      try formatsOverCards(max(1, count))
+    } else {
+      try formats(runs: runsOption(default: 15))
+    }
   default:
     fail(
       "usage: innerpeace-bench stages [--runs N] | colour [--runs N] | peer BG QUOTE AUTHOR W H OUT.png"
         + " | lines [--preset P ...] [--catalog DIR] | worst [--runs N] [--only NAME] [--canvas WxH ...]"
-        + " | report [--runs N]")
+        + " | report [--runs N] | formats [--runs N] | formats --cards N")
   }
 } catch {
   fail("\(error)")

@@ -85,7 +85,7 @@ struct InnerPeaceCommand: AsyncParsableCommand {
   static func wording(for error: InnerPeaceError) -> String {
     switch error {
     case .transparencyUnsupported(let format):
-      "\(format.rawValue.uppercased()) has no alpha channel: use png or webp with --transparent"
+      "\(format.rawValue.uppercased()) has no alpha channel: use png, webp or avif with --transparent"
     default: error.description
     }
   }

@@ -60,7 +60,7 @@ struct RenderCommand: ParsableCommand {
 
   @OptionGroup var card: CardOptions
 
-  @Flag(help: "Render only the text and its halo, on a transparent background (png or webp).")
+  @Flag(help: "Render only the text and its halo, on a transparent background (png, webp or avif).")
   var transparent = false
 
   @Flag(
@@ -139,7 +139,7 @@ struct RenderCommand: ParsableCommand {
       guard out != "-", !ext.isEmpty else { return .png }
       guard let inferred = try? ImageFormat(parsing: ext) else {
         throw ValidationError(
-          "cannot tell the format from '.\(ext)': name the file .png, .jpg or .webp, or pass --format")
+          "cannot tell the format from '.\(ext)': name the file .png, .jpg, .webp or .avif, or pass --format")
       }
       return inferred
     }

@@ -147,7 +147,7 @@ enum BatchFolderReader {
 
   /// The image files (final names only) in a folder.
   static func images(_ folder: URL) -> [String] {
-    listing(folder).filter { $0.wholeMatch(of: #/\d{4,}-[0-9a-z]+\.(png|jpg|webp)/#) != nil }
+    listing(folder).filter { $0.wholeMatch(of: #/\d{4,}-[0-9a-z]+\.(png|jpg|webp|avif)/#) != nil }
   }
 
   static func bytes(_ url: URL) throws -> [UInt8] { [UInt8](try Data(contentsOf: url)) }
@@ -328,6 +328,24 @@ struct BatchCommandTests {
       #expect(result.stderrLines.count == 1, "\(result.stderr)")
       #expect(Reader.summaries(result.stderr) == [.init(rendered: 2, skipped: 0, failed: 0)])
       #expect(Reader.images(folder) == ["0000-200x200.jpg", "0001-200x200.jpg"])
+    }
+  }
+
+  /// `--format avif` writes whole AVIF files, named `.avif`, that libavif reads at the planned size.
+  @Test func avifCards() throws {
+    try withTemporaryFolder("innerpeace-batch-avif") { folder in
+      let result = try CLI.run([
+        "batch", "--out-dir", folder.path, "--count", "2", "--preset", "240x200", "--format", "avif", "--quiet",
+      ])
+      #expect(result.status == 0, "stderr: \(result.stderr)")
+      #expect(Reader.images(folder) == ["0000-240x200.avif", "0001-240x200.avif"])
+      let plan = try Self.plan(presets: ["240x200"], count: 2, format: .avif)
+      let manifest = try Reader.json(folder.appendingPathComponent("manifest.json"))
+      try Reader.checkManifest(manifest, folder: folder, items: plan.items, catalog: Reader.bundledCatalog)
+      for file in Reader.images(folder) {
+        let image = DecodedAVIF(try Reader.bytes(folder.appendingPathComponent(file)))
+        #expect(image?.width == 240 && image?.height == 200, "\(file)")
+      }
     }
   }
 

@@ -91,13 +91,20 @@ struct RenderCommandTests {
         Array(webpBytes.prefix(4)) == Array("RIFF".utf8) && Array(webpBytes[8..<12]) == Array("WEBP".utf8),
         ".webp is not WebP")
 
+      let avif = folder.appendingPathComponent("card.avif")
+      let r5 = try CLI.run(["render", "--out", avif.path, "--seed", "7", "--size", "400x300"])
+      #expect(r5.status == 0, "stderr: \(r5.stderr)")
+      let avifImage = DecodedAVIF([UInt8](try Data(contentsOf: avif)))
+      #expect(avifImage?.width == 400 && avifImage?.height == 300, ".avif is not a 400x300 AVIF")
+
       let transparent = folder.appendingPathComponent("layer.png")
       let r4 = try CLI.run(["render", "--out", transparent.path, "--transparent", "--seed", "7", "--size", "400x300"])
       #expect(r4.status == 0, "stderr: \(r4.stderr)")
       #expect(pngHeader([UInt8](try Data(contentsOf: transparent)))?.colourType == 6, "--transparent is not RGBA")
 
       #expect(
-        listing(folder) == ["card.JPG", "card.out", "card.webp", "layer.png"], "leftover files: \(listing(folder))")
+        listing(folder) == ["card.JPG", "card.avif", "card.out", "card.webp", "layer.png"],
+        "leftover files: \(listing(folder))")
     }
   }
 
@@ -200,7 +207,7 @@ struct RenderCommandTests {
     ] {
       #expect(help.contains(option), "render --help does not mention \(option)")
     }
-    for value in ["png", "jpeg", "webp", "natural", "center", "classic", "og", "square", "story"] {
+    for value in ["png", "jpeg", "webp", "avif", "natural", "center", "classic", "og", "square", "story"] {
       #expect(help.contains(value), "render --help does not mention \(value)")
     }
 

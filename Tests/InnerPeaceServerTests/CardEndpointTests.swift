@@ -11,13 +11,15 @@ import Testing
 /// (w and h) wherever the size does not matter, so that renders stay cheap in a debug build.
 @Suite struct CardEndpointTests {
   /// "png" for .png and so on: the path extension, the media subtype.
-  static let formats: [(ext: String, media: String)] = [("png", "png"), ("jpg", "jpeg"), ("webp", "webp")]
+  static let formats: [(ext: String, media: String)] = [
+    ("png", "png"), ("jpg", "jpeg"), ("webp", "webp"), ("avif", "avif"),
+  ]
 
   // MARK: /random
 
   /// Every format: the headers, the bytes, the same seed giving the same bytes (rendered twice:
   /// the cache is off), and the Content-Location giving those bytes again (a third render).
-  @Test(arguments: ["png", "jpg", "webp"])
+  @Test(arguments: ["png", "jpg", "webp", "avif"])
   func randomCard(ext: String) async throws {
     let media = Self.formats.first { $0.ext == ext }!.media
     let catalog = try bundledCatalog

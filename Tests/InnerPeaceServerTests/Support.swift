@@ -260,11 +260,12 @@ func imageKind(_ bytes: [UInt8]) -> String? {
   if bytes.count >= 12, bytes.starts(with: Array("RIFF".utf8)), Array(bytes[8..<12]) == Array("WEBP".utf8) {
     return "webp"
   }
+  if bytes.count >= 12, Array(bytes[4..<12]) == Array("ftypavif".utf8) { return "avif" }
   return nil
 }
 
-/// The pixel size of a complete PNG (IHDR, ending in IEND), JPEG (SOFn, ending in EOI) or WebP
-/// (RIFF size matching, VP8/VP8L/VP8X); nil when the bytes are not a whole image of that kind.
+/// The pixel size of a complete PNG (IHDR, ending in IEND), JPEG (SOFn, ending in EOI), WebP
+/// (RIFF size matching, VP8/VP8L/VP8X) or AVIF (whole boxes, decoded by libavif); nil when the bytes are not a whole image of that kind.
 func imageDimensions(_ bytes: [UInt8]) -> (width: Int, height: Int)? {
   func be32(_ at: Int) -> Int { bytes[at..<at + 4].reduce(0) { $0 << 8 | Int($1) } }
   func le(_ at: Int, _ count: Int) -> Int { bytes[at..<at + count].reversed().reduce(0) { $0 << 8 | Int($1) } }
@@ -297,6 +298,9 @@ func imageDimensions(_ bytes: [UInt8]) -> (width: Int, height: Int)? {
     case "VP8X": return (le(24, 3) + 1, le(27, 3) + 1)
     default: return nil
     }
+  case "avif":
+    guard ImageFileCheck.isComplete(bytes, format: .avif), let image = DecodedAVIF(bytes) else { return nil }
+    return (image.width, image.height)
   default:
     return nil
   }

@@ -211,5 +211,6 @@ struct BatchPlanTests {
     #expect(!ImageFileCheck.isComplete(pngSignature, format: .png))
     #expect(!ImageFileCheck.isComplete([0xFF, 0xD8, 0xFF, 0xD9], format: .jpeg))
     #expect(!ImageFileCheck.isComplete(Array("RIFF\u{4}\0\0\0WEBP".utf8), format: .webp))
+    #expect(!ImageFileCheck.isComplete(Array("\0\0\0\u{C}ftypavif".utf8), format: .avif))
   }
 }

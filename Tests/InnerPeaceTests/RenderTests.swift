@@ -30,6 +30,11 @@ struct RenderTests {
       // The RIFF size covers the whole file.
       let riffSize = first.bytes[4..<8].reversed().reduce(0) { $0 << 8 | Int($1) }
       #expect(riffSize + 8 == first.bytes.count)
+    case .avif:
+      // An ISO BMFF file of the AVIF brand, which libavif reads back at the card's size.
+      #expect(Array(first.bytes[4..<12]) == Array("ftypavif".utf8))
+      let decoded = DecodedAVIF(first.bytes)
+      #expect(decoded?.width == 1200 && decoded?.height == 630)
     }
   }
 

@@ -113,7 +113,8 @@ public struct BatchPlan: Sendable {
 }
 
 /// Checks that a file holds a whole image of its format, cheaply: the signature at the start and
-/// the end marker (PNG's IEND chunk, JPEG's EOI) or the container's size (WebP's RIFF header).
+/// the end marker (PNG's IEND chunk, JPEG's EOI) or the container's size (WebP's RIFF header,
+/// the sum of AVIF's top-level boxes).
 /// Files are written whole and renamed into place, so this guards against anything else having
 /// left a stub under a final name.
 public enum ImageFileCheck {
@@ -130,6 +131,20 @@ public enum ImageFileCheck {
       else { return false }
       let size = Int(bytes[4]) | Int(bytes[5]) << 8 | Int(bytes[6]) << 16 | Int(bytes[7]) << 24
       return size + 8 == bytes.count
+    case .avif:
+      return bytes.count > 12 && bytes[4..<12].elementsEqual(Array("ftypavif".utf8)) && isobmffBoxesFill(bytes)
     }
+  }
+
+  /// Whether the file is a run of whole ISO BMFF boxes (32-bit sizes, as libavif writes them
+  /// for a still image) that ends exactly at the end of the file.
+  private static func isobmffBoxesFill(_ bytes: [UInt8]) -> Bool {
+    var offset = 0
+    while offset + 8 <= bytes.count {
+      let size = bytes[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) }
+      guard size >= 8 else { return false }
+      offset += size
+    }
+    return offset == bytes.count
   }
 }

@@ -3,14 +3,16 @@ public enum ImageFormat: String, CaseIterable, Hashable, Sendable, Codable {
   case png
   case jpeg
   case webp
+  case avif
 
-  /// Parses `png`, `jpeg` (or `jpg`) and `webp`.
+  /// Parses `png`, `jpeg` (or `jpg`), `webp` and `avif`.
   /// - Throws: ``InnerPeaceError/formatUnknown(_:)`` for anything else.
   public init(parsing text: String) throws(InnerPeaceError) {
     switch text.lowercased() {
     case "png": self = .png
     case "jpeg", "jpg": self = .jpeg
     case "webp": self = .webp
+    case "avif": self = .avif
     default: throw .formatUnknown(text)
     }
   }
@@ -79,8 +81,9 @@ public struct CardRequest: Hashable, Sendable, Codable {
   /// and ellipses (`it's` becomes `it’s`, `"…"` becomes `“…”`, `--` an em dash, `...` an
   /// ellipsis). Catalog quotes are always drawn as written.
   public var typographicPunctuation: Bool
-  /// JPEG or WebP quality, 1 (smallest) to 100; `nil` is the encoder's default
-  /// (``ImageEncoding``: 90 for both). PNG is lossless and ignores it.
+  /// JPEG, WebP or AVIF quality, 1 (smallest) to 100; `nil` is the encoder's default
+  /// (``ImageEncoding``: 90 for JPEG and WebP, 81 for AVIF, which matches WebP's 90 on SSIM).
+  /// PNG is lossless and ignores it.
   public var quality: Int?
   /// Also make the card's ``TypesetReport`` (``RenderedCard/report``). It never changes the
   /// image; a render without it spends nothing on the report.

@@ -1,8 +1,8 @@
 internal import CInnerPeace
 internal import CInnerPeaceKernels
 
-/// Encodes a finished Cairo surface as PNG (own writer over libdeflate), JPEG (libturbojpeg)
-/// or WebP (libwebp).
+/// Encodes a finished Cairo surface as PNG (own writer over libdeflate), JPEG (libturbojpeg),
+/// WebP (libwebp) or AVIF (libavif over libaom, in `ImageEncoding+AVIF.swift`).
 enum ImageEncoding {
   /// JPEG quality, 1...100.
   static let jpegQuality: Int32 = 90
@@ -16,7 +16,8 @@ enum ImageEncoding {
 
   /// Encodes the surface's pixels. PNG and WebP reuse the surface's memory for their packed rows,
   /// so the surface is spent: its pixels are not the card's afterwards.
-  /// - Parameter quality: JPEG or WebP quality, clamped to 1...100; `nil` for the defaults above.
+  /// - Parameter quality: JPEG, WebP or AVIF quality, clamped to 1...100; `nil` for the defaults
+  ///   (AVIF's: ``avifDefaultQuantizer``).
   ///   PNG ignores it.
   /// - Throws: ``InnerPeaceError/transparencyUnsupported(format:)`` for a transparent surface as JPEG
   ///   (``ImageFormat/validate(transparent:)``), ``InnerPeaceError/encodingFailed(format:reason:)``
@@ -31,6 +32,7 @@ enum ImageEncoding {
     case .png: return try png(surface)
     case .jpeg: return try jpeg(surface, quality: quality.map(Int32.init) ?? jpegQuality)
     case .webp: return try webp(surface, quality: quality.map(Float.init) ?? webpQuality)
+    case .avif: return try avif(surface, quantizer: quality.map(avifQuantizer(quality:)) ?? avifDefaultQuantizer)
     }
   }
 

@@ -7,7 +7,7 @@ struct CardOptions {
   var format: ImageFormat = .png
   var alignment: TextAlignment = .natural
   var showsAuthor = true
-  /// JPEG or WebP quality, 1...100; `nil` is the encoder's default (90).
+  /// JPEG, WebP or AVIF quality, 1...100; `nil` is the encoder's default (90; AVIF's 81).
   var quality: Int? = nil
   /// Whether the format was chosen from `Accept` (the response then varies by it).
   var negotiated = false
@@ -61,7 +61,7 @@ struct CardOptions {
     quality = try query.wholeNumber("quality", in: Self.qualityRange)
     let named = try query["format"].map { name throws(ServiceError) in
       guard RouteTable.pathFormats.contains(name) else {
-        throw .badParameter("format", "unknown format '\(name)': use png, jpg, jpeg or webp")
+        throw .badParameter("format", "unknown format '\(name)': use png, jpg, jpeg, webp or avif")
       }
       return try! ImageFormat(parsing: name)
     }
@@ -76,17 +76,18 @@ struct CardOptions {
       format = named
     } else {
       // quality asks for a lossy format: PNG is then not a candidate.
-      let candidates: [ImageFormat] = quality == nil ? ImageFormat.allCases : [.jpeg, .webp]
+      let candidates: [ImageFormat] = quality == nil ? ImageFormat.allCases : [.jpeg, .webp, .avif]
       guard let chosen = FormatNegotiation.choose(accept: accept, among: candidates) else {
         throw ServiceError(
           .notAcceptable,
-          "Accept admits none of \(candidates.map(\.mediaType).joined(separator: ", ")); or use .png, .jpg or .webp")
+          "Accept admits none of \(candidates.map(\.mediaType).joined(separator: ", ")); or use .png, .jpg, .webp or .avif"
+        )
       }
       format = chosen
       negotiated = true
     }
     if quality != nil && format == .png {
-      throw .badParameter("quality", "quality applies to jpeg and webp; a png is lossless")
+      throw .badParameter("quality", "quality applies to jpeg, webp and avif; a png is lossless")
     }
     switch query["align"] {
     case nil, "natural": alignment = .natural

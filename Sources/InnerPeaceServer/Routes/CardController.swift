@@ -3,8 +3,8 @@ import HTTPTypes
 import Hummingbird
 import InnerPeace
 
-/// The image endpoints: `/random`, `/cards/{quote}`, `/card`, `/today`, each as .png, .jpg, .jpeg
-/// or .webp, and (but `/card`) without an extension, in a format chosen from `Accept`; and the
+/// The image endpoints: `/random`, `/cards/{quote}`, `/card`, `/today`, each as .png, .jpg, .jpeg,
+/// .webp or .avif, and (but `/card`) without an extension, in a format chosen from `Accept`; and the
 /// cards' reports, `/cards/{quote}.json` and `/card.json`.
 struct CardController<Renderer: CardRendering> {
   let service: CardService<Renderer>
@@ -43,7 +43,7 @@ struct CardController<Renderer: CardRendering> {
     try context.parameters.wholeNumber(
       "quote",
       orNotFound: report
-        ? "no such card: use /cards/{quote}.json" : "no such card: use /cards/{quote}.png, .jpg, .jpeg or .webp")
+        ? "no such card: use /cards/{quote}.json" : "no such card: use /cards/{quote}.png, .jpg, .jpeg, .webp or .avif")
   }
 
   // MARK: Endpoints

@@ -6,7 +6,7 @@ import InnerPeace
 struct RouteMatch: Sendable {
   let route: RouteTable.Route
   let query: QueryParameters
-  /// The path's `.{format}` as written (`png`, `jpg`, `jpeg` or `webp`); `nil` for a path without one.
+  /// The path's `.{format}` as written (`png`, `jpg`, `jpeg`, `webp` or `avif`); `nil` for a path without one.
   let pathFormat: String?
 }
 

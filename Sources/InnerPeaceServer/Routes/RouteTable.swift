@@ -62,7 +62,7 @@ enum RouteTable {
   }
 
   /// The formats a path's `.{format}` may name.
-  static let pathFormats = ["png", "jpg", "jpeg", "webp"]
+  static let pathFormats = ["png", "jpg", "jpeg", "webp", "avif"]
 
   /// Query parameters every image endpoint takes: the card options, plus the names reserved
   /// across the service (`v`, the content version; `signature`, `kid` and `expires`, for signed
