@@ -111,7 +111,13 @@ import Testing
         #expect(notModified.body.count == 0, "a 304 has no body")
         #expect(notModified.header("ETag") == etag)
         #expect(notModified.header("Cache-Control") == "public, max-age=31536000, immutable")
+        // RFC 9110 §15.4.5: the Content-Location the 200 carries.
+        #expect(notModified.header("Content-Location") == card.header("Content-Location"), "\(notModified)")
       }
+      #expect(card.header("Content-Location") != nil)
+      let negotiated = try await client.get("/cards/3?w=300&h=200", ifNoneMatch: "*")
+      #expect(negotiated.status == 304 && negotiated.header("Vary") == "Accept", "\(negotiated)")
+      #expect(path(of: negotiated.header("Content-Location") ?? "") == "/cards/3.png", "\(negotiated)")
       let other = try await client.get(uri, ifNoneMatch: "\"0123456789abcdef\"")
       #expect(other.status == 200)
       #expect(sameBytes(other, card))
@@ -376,6 +382,9 @@ import Testing
       let again = try await client.get("/today.png?w=240&h=200")
       #expect(again.header("Content-Location") == location)
       #expect(again.header("ETag") == today.header("ETag"))
+      let notModified = try await client.get("/today.png?w=240&h=200", ifNoneMatch: today.header("ETag"))
+      #expect(notModified.status == 304, "\(notModified)")
+      #expect(notModified.header("Content-Location") == location, "a 304 names the card its 200 would")
     }
   }
 
