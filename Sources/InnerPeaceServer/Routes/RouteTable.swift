@@ -61,8 +61,14 @@ enum RouteTable {
     }
   }
 
-  /// The formats a path's `.{format}` may name.
-  static let pathFormats = ["png", "jpg", "jpeg", "webp"]
+  /// The formats a path's `.{format}` may name: every extension of every
+  /// ``InnerPeace/ImageFormat``.
+  static let pathFormats = ImageFormat.allCases.flatMap(\.fileExtensions)
+
+  /// ``pathFormats`` as a message lists them: `png, jpg, jpeg or webp`.
+  static var formatList: String {
+    pathFormats.dropLast().joined(separator: ", ") + " or " + pathFormats[pathFormats.count - 1]
+  }
 
   /// Query parameters every image endpoint takes: the card options, plus the names reserved
   /// across the service (`v`, the content version; `signature`, for signed URLs).
@@ -161,6 +167,30 @@ enum RouteTable {
     let prefix = pattern.distance(from: pattern.startIndex, to: open)
     let suffix = pattern.distance(from: close, to: pattern.endIndex) - 1
     return segment.dropFirst(prefix).dropLast(suffix)
+  }
+
+  /// The extension of a path that names an image route but for its extension, which is no
+  /// format of ``pathFormats`` (`gif` of `/cards/3.gif`, `bmp` of `/random.bmp`); `nil` for any
+  /// other path, a known one included (`/cards/3.json` is the report).
+  static func unknownFormat(inPath path: String) -> String? {
+    guard hasNoEmptySegment(path), !isKnownPath(path) else { return nil }
+    let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+    guard let last = segments.last, let dot = last.lastIndex(of: ".") else { return nil }
+    let stem = last[..<dot]
+    let format = last[last.index(after: dot)...]
+    // An extension is a short word; anything else is no format named.
+    guard (1...10).contains(format.count), format.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
+      return nil
+    }
+    for route in all where route.kind == .image {
+      let elements = route.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+      guard elements.count == segments.count, elements.dropLast().elementsEqual(segments.dropLast()),
+        let templateStem = elements.last?.dropLast(".{format}".count)
+      else { continue }
+      let isParameter = templateStem.hasPrefix("{") && templateStem.hasSuffix("}")
+      if isParameter ? WholeNumber(String(stem)) != nil : stem == templateStem { return String(format) }
+    }
+    return nil
   }
 
   /// Whether `path` is `/` or has no empty segment (`//`, a trailing `/`). Hummingbird's router
