@@ -73,6 +73,8 @@ let package = Package(
       dependencies: [
         "InnerPeace",
         "InnerPeaceResources",
+        // libdeflate, for the gzip-compressed responses.
+        "CInnerPeace",
         "CInnerPeaceProcess",
         "InnerPeaceQuery",
         .product(name: "Hummingbird", package: "hummingbird"),
@@ -134,6 +136,7 @@ let package = Package(
     .testTarget(
       name: "InnerPeaceServerTests",
       dependencies: [
+        "CInnerPeace",
         "CInnerPeaceProcess",
         "InnerPeace",
         "InnerPeaceServer",

@@ -65,6 +65,7 @@ package func buildRouter<Renderer: CardRendering>(service: CardService<Renderer>
   router.add(middleware: RequestLogMiddleware(metrics: service.metrics))
   router.add(middleware: JSONErrorMiddleware())
   router.add(middleware: HostMiddleware(links: service.links))
+  router.add(middleware: CompressionMiddleware(bodies: GzipBodies()))
   CardController(service: service).addRoutes(to: router)
   InfoController(service: service).addRoutes(to: router)
   FeedController(service: service).addRoutes(to: router)

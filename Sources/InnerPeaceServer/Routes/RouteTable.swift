@@ -51,6 +51,11 @@ enum RouteTable {
       self.example = example
     }
 
+    /// Whether the body may be sent gzip-compressed (``CompressionMiddleware``): the text and JSON
+    /// endpoints whose bodies run to kilobytes; never an image, and not the small answers (one
+    /// quote, `/healthz`, the icons) nor `/metrics`.
+    var compresses: Bool { RouteTable.compressed.contains(operation) }
+
     /// The paths the router registers, each with the format its extension names: one per
     /// format of ``RouteTable/pathFormats`` for a template ending in `.{format}` (Hummingbird
     /// matches `{quote}.png` as a capture before a literal suffix), else the template itself.
@@ -60,6 +65,11 @@ enum RouteTable {
       return RouteTable.pathFormats.map { (RouterPath(String(stem) + $0), $0) }
     }
   }
+
+  /// The operations whose bodies may be sent compressed (``Route/compresses``).
+  static let compressed: Set<Operation> = [
+    .listQuotes, .openAPI, .page, .todayPage, .quotePage, .calendar, .feed, .customCardReport, .catalogCardReport,
+  ]
 
   /// The formats a path's `.{format}` may name: every extension of every
   /// ``InnerPeace/ImageFormat``.
@@ -136,10 +146,13 @@ enum RouteTable {
 
   /// The template of the route the router matched, by the path it registered (Hummingbird's
   /// `endpointPath`): `/cards/{quote}.{format}` for `/cards/{quote}.jpg`; `nil` for none.
-  static func template(forEndpoint endpointPath: String) -> String? { templates[endpointPath] }
+  static func template(forEndpoint endpointPath: String) -> String? { routes[endpointPath]?.path }
 
-  private static let templates: [String: String] = Dictionary(
-    uniqueKeysWithValues: all.flatMap { route in route.registrations.map { ($0.path.description, route.path) } })
+  /// The route the router matched, by the path it registered; `nil` for none.
+  static func route(forEndpoint endpointPath: String) -> Route? { routes[endpointPath] }
+
+  private static let routes: [String: Route] = Dictionary(
+    uniqueKeysWithValues: all.flatMap { route in route.registrations.map { ($0.path.description, route) } })
 
   /// Whether some route's registered path matches `path` (with another method, that is a 405, not
   /// a 404): each segment as Hummingbird's router compares it, and each parameter's value a
