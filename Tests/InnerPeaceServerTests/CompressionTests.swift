@@ -115,12 +115,13 @@ import Testing
 
   /// `Accept-Encoding` as RFC 9110 §12.5.3 reads it: weights, `*`, `x-gzip`, an explicit
   /// `identity` preferred.
-  @Test(arguments: [
-    (nil, false), ("", false), ("gzip", true), ("GZIP", true), ("x-gzip", true), ("gzip;q=0", false),
-    ("gzip; q=0.001", true), ("*", true), ("*;q=0", false), ("gzip;q=0, *", false), ("br", false),
-    ("br, *;q=0.1", true), ("identity;q=1, gzip;q=0.5", false), ("identity;q=0.5, gzip", true),
-    ("gzip;q=1.5", false), ("deflate, gzip;q=0.8", true), ("identity", false),
-  ] as [(String?, Bool)])
+  @Test(
+    arguments: [
+      (nil, false), ("", false), ("gzip", true), ("GZIP", true), ("x-gzip", true), ("gzip;q=0", false),
+      ("gzip; q=0.001", true), ("*", true), ("*;q=0", false), ("gzip;q=0, *", false), ("br", false),
+      ("br, *;q=0.1", true), ("identity;q=1, gzip;q=0.5", false), ("identity;q=0.5, gzip", true),
+      ("gzip;q=1.5", false), ("deflate, gzip;q=0.8", true), ("identity", false),
+    ] as [(String?, Bool)])
   func acceptEncodingIsRead(header: String?, gzip: Bool) {
     #expect(EncodingNegotiation.acceptsGzip(header) == gzip, "\(header ?? "none")")
   }

@@ -207,7 +207,8 @@ import Testing
         ("/q/today", "/q/today", 200), ("/q/2", "/q/{quote}", 200), ("/quotes/2", "/quotes/{index}", 200),
         ("/cards/x.png", "/cards/{quote}.{format}", 404), ("/quotes/x", "/quotes/{index}", 404),
         ("/no-such-route", RequestLogMiddleware.unmatchedLabel, 404),
-        ("/random.gif", RequestLogMiddleware.unmatchedLabel, 400), ("/nope.gif", RequestLogMiddleware.unmatchedLabel, 404),
+        ("/random.gif", RequestLogMiddleware.unmatchedLabel, 400),
+        ("/nope.gif", RequestLogMiddleware.unmatchedLabel, 404),
         ("/cards/1.png/x", RequestLogMiddleware.unmatchedLabel, 404), ("//", "/", 404), ("/healthz/", "/healthz", 404),
       ]
       for (target, label, status) in cases {
