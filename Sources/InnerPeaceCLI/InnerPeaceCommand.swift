@@ -107,7 +107,9 @@ struct InnerPeaceCommand: AsyncParsableCommand {
   /// `Error Domain=NSPOSIXErrorDomain Code=2 …`; any other error's own description, on one line.
   static func wording(forSystemError error: any Error) -> String {
     if let number = systemErrorNumber(error) { return String(cString: strerror(number)) }
-    let text = (error as? any CustomStringConvertible)?.description ?? error.localizedDescription
+    let object = error as NSError
+    let isFoundations = object.domain == NSCocoaErrorDomain || object.domain == NSPOSIXErrorDomain
+    let text = isFoundations ? object.localizedDescription : String(describing: error)
     return text.split(whereSeparator: \.isNewline).first.map(String.init) ?? "unknown error"
   }
 
@@ -118,8 +120,10 @@ struct InnerPeaceCommand: AsyncParsableCommand {
     if let posix = error as? POSIXError { return posix.code.rawValue }
     let object = error as NSError
     if object.domain == NSPOSIXErrorDomain { return Int32(truncatingIfNeeded: object.code) }
-    if let underlying = object.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
-      return Int32(truncatingIfNeeded: underlying.code)
+    if let underlying = object.userInfo[NSUnderlyingErrorKey] as? any Error,
+      let number = systemErrorNumber(underlying)
+    {
+      return number
     }
     guard let cocoa = error as? CocoaError else { return nil }
     switch cocoa.code {

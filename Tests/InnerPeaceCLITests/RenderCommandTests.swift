@@ -195,7 +195,7 @@ struct RenderCommandTests {
       try Data("-\n".utf8).write(to: dash)
       let dashCard = try CLI.run(common + ["--text-file", dash.path, "--verbose"])
       #expect(dashCard.status == 0, "stderr: \(dashCard.stderr)")
-      #expect(dashCard.stderr.contains("custom text -"), "\(dashCard.stderr)")
+      #expect(dashCard.stderr.contains("custom text \"-\" — Me"), "\(dashCard.stderr)")
     }
   }
 
