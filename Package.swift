@@ -103,6 +103,8 @@ let package = Package(
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "Logging", package: "swift-log"),
+        // IOError's errno, for a listening socket's failure in the system's words.
+        .product(name: "NIOCore", package: "swift-nio"),
       ],
       swiftSettings: swiftSettings
     ),

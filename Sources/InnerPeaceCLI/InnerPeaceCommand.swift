@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import InnerPeace
+import NIOCore
 
 /// `innerpeace`: calm quote cards from the command line.
 @main
@@ -113,11 +114,14 @@ struct InnerPeaceCommand: AsyncParsableCommand {
     return text.split(whereSeparator: \.isNewline).first.map(String.init) ?? "unknown error"
   }
 
-  /// The POSIX error number of a Foundation error: its own (`NSPOSIXErrorDomain`, `POSIXError`),
+  /// The POSIX error number of a system error: NIO's `IOError`'s, a Foundation error's own
+  /// (`NSPOSIXErrorDomain`, `POSIXError`),
   /// the one under it (`NSUnderlyingErrorKey`, as swift-corelibs-foundation's file errors carry
   /// it), or the one a `CocoaError` file code stands for.
   private static func systemErrorNumber(_ error: any Error) -> Int32? {
     if let posix = error as? POSIXError { return posix.code.rawValue }
+    // A socket's: `bind(…): Address already in use (errno: 98)`.
+    if let socket = error as? IOError { return socket.errnoCode }
     let object = error as NSError
     if object.domain == NSPOSIXErrorDomain { return Int32(truncatingIfNeeded: object.code) }
     if let underlying = object.userInfo[NSUnderlyingErrorKey] as? any Error,
