@@ -74,6 +74,8 @@ let package = Package(
       dependencies: [
         "InnerPeace",
         "InnerPeaceResources",
+        // libdeflate, for the gzip-compressed responses.
+        "CInnerPeace",
         "CInnerPeaceProcess",
         "InnerPeaceQuery",
         .product(name: "Hummingbird", package: "hummingbird"),
@@ -102,6 +104,8 @@ let package = Package(
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "Logging", package: "swift-log"),
+        // IOError's errno, for a listening socket's failure in the system's words.
+        .product(name: "NIOCore", package: "swift-nio"),
       ],
       swiftSettings: swiftSettings
     ),
@@ -135,6 +139,7 @@ let package = Package(
     .testTarget(
       name: "InnerPeaceServerTests",
       dependencies: [
+        "CInnerPeace",
         "CInnerPeaceProcess",
         "InnerPeace",
         "InnerPeaceServer",

@@ -46,6 +46,8 @@ if $fast; then
   exit 0
 fi
 guarded 25 swift test --skip-build
+# The committed man page against a fresh one from the GenerateManual plugin (about 50 s once built).
+bash scripts/man-page.sh --check
 # AddressSanitizer over the renderer, the render pool and the server, in a build folder of its own.
 # The test bundle is run directly: `swift test --skip-build` does not find a sanitized build's
 # description. Leak reports are off: Foundation's and fontconfig's process-lifetime caches would

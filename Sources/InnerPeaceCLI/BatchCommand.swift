@@ -140,7 +140,7 @@ struct BatchCommand: ParsableCommand {
       try folder.recordRunParameters(parameters)
     } catch {
       // A full disk: every card will fail too, and the summary will say so.
-      warn("innerpeace: error: \(error)")
+      warn("innerpeace: error: \(InnerPeaceCommand.wording(forSystemError: error))")
     }
     let recorded = resume ? try folder.recordedChecksums() : [:]
     let workers = min(jobs ?? min(Self.maximumJobs, ProcessInfo.processInfo.activeProcessorCount), plan.items.count)

@@ -21,16 +21,13 @@ struct BatchFolder: Sendable {
     do {
       try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     } catch {
-      throw CommandLineError.cannotWrite("cannot create the folder '\(path)': \(Self.reason(error))")
+      throw CommandLineError.cannotWrite(
+        "cannot create the folder '\(path)': \(InnerPeaceCommand.wording(forSystemError: error))")
     }
     guard access(url.path, W_OK) == 0 else {
       throw CommandLineError.cannotWrite("cannot write into '\(path)': \(String(cString: strerror(errno)))")
     }
     fileMode = AtomicFile.defaultMode
-  }
-
-  private static func reason(_ error: any Error) -> String {
-    (error as NSError).userInfo[NSUnderlyingErrorKey].map { "\($0)" } ?? error.localizedDescription
   }
 
   var manifestName: String { shard == .all ? "manifest.json" : "manifest-\(shard.index)-of-\(shard.count).json" }

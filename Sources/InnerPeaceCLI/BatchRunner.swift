@@ -142,7 +142,7 @@ final class BatchRunner: Sendable {
       } catch let error as BatchWriteError {
         fail(BatchFailure(file: item.fileName, reason: "cannot write: \(error.reason)"))
       } catch {
-        fail(BatchFailure(file: item.fileName, reason: "\(error)"))
+        fail(BatchFailure(file: item.fileName, reason: InnerPeaceCommand.wording(forSystemError: error)))
       }
     }
   }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import InnerPeace
+import NIOCore
 
 /// `innerpeace`: calm quote cards from the command line.
 @main
@@ -100,6 +101,44 @@ struct InnerPeaceCommand: AsyncParsableCommand {
 
   /// A schedule's errors, each naming its option (`--days`, `--hour`).
   static func wording(for error: ScheduleError) -> String { "--" + error.description }
+
+  /// The one place an error of the system (a folder that cannot be made, a file that cannot be
+  /// read) becomes words: the system's own for its error number (`No such file or directory`,
+  /// strerror), found in a Foundation error or the POSIX error under it, never Foundation's
+  /// `Error Domain=NSPOSIXErrorDomain Code=2 …`; any other error's own description, on one line.
+  static func wording(forSystemError error: any Error) -> String {
+    if let number = systemErrorNumber(error) { return String(cString: strerror(number)) }
+    let object = error as NSError
+    let isFoundations = object.domain == NSCocoaErrorDomain || object.domain == NSPOSIXErrorDomain
+    let text = isFoundations ? object.localizedDescription : String(describing: error)
+    return text.split(whereSeparator: \.isNewline).first.map(String.init) ?? "unknown error"
+  }
+
+  /// The POSIX error number of a system error: NIO's `IOError`'s, a Foundation error's own
+  /// (`NSPOSIXErrorDomain`, `POSIXError`),
+  /// the one under it (`NSUnderlyingErrorKey`, as swift-corelibs-foundation's file errors carry
+  /// it), or the one a `CocoaError` file code stands for.
+  private static func systemErrorNumber(_ error: any Error) -> Int32? {
+    if let posix = error as? POSIXError { return posix.code.rawValue }
+    // A socket's: `bind(…): Address already in use (errno: 98)`.
+    if let socket = error as? IOError { return socket.errnoCode }
+    let object = error as NSError
+    if object.domain == NSPOSIXErrorDomain { return Int32(truncatingIfNeeded: object.code) }
+    if let underlying = object.userInfo[NSUnderlyingErrorKey] as? any Error,
+      let number = systemErrorNumber(underlying)
+    {
+      return number
+    }
+    guard let cocoa = error as? CocoaError else { return nil }
+    switch cocoa.code {
+    case .fileNoSuchFile, .fileReadNoSuchFile: return ENOENT
+    case .fileWriteNoPermission, .fileReadNoPermission: return EACCES
+    case .fileWriteFileExists: return EEXIST
+    case .fileWriteOutOfSpace: return ENOSPC
+    case .fileWriteVolumeReadOnly: return EROFS
+    default: return nil
+    }
+  }
 
   /// The option (or position) of the first argument whose bytes are not UTF-8. Swift's
   /// `CommandLine.arguments` would replace such bytes with U+FFFD, and a card would show text the

@@ -13,7 +13,7 @@ struct QuotesCommand: ParsableCommand {
     abstract: "List or search the catalog's quotes.",
     discussion: """
       A table (index, author, text) on a terminal; tab-separated lines when piped; JSON with \
-      --json. Exit status 1 when --search matches no quote.
+      --json. Exit status 1 when --search matches no quote (with --json, after printing []).
       """
   )
 
@@ -42,18 +42,24 @@ struct QuotesCommand: ParsableCommand {
         (quote.text + "\n" + quote.author).folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
           .contains(needle)
       }
-      // As grep does: no match is exit status 1, with nothing on stdout.
-      if matches.isEmpty { throw CommandLineError(description: "no quote matches '\(search)'", exitCode: 1) }
+    }
+    // As grep does: no match is exit status 1 with a line saying so; the JSON is then `[]` (still
+    // JSON for whatever reads it), the text nothing.
+    let noMatch = search.map { search in
+      CommandLineError(description: "no quote matches '\(search)'", exitCode: 1)
     }
     if json {
       let objects: [[String: Any]] = matches.map { index, quote in
         ["index": index, "text": quote.text, "author": quote.author, "shareMessage": quote.shareMessage]
       }
+      // Foundation pretty-prints an empty array over two lines.
       let data = try JSONSerialization.data(
         withJSONObject: objects, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
-      try StandardStreams.writeOutput([UInt8](data) + [0x0A])
+      try StandardStreams.writeOutput(objects.isEmpty ? Array("[]\n".utf8) : [UInt8](data) + [0x0A])
+      if matches.isEmpty, let noMatch { throw noMatch }
       return
     }
+    if matches.isEmpty, let noMatch { throw noMatch }
     var output = ""
     if isatty(STDOUT_FILENO) != 0 {
       output = table(matches)

@@ -43,11 +43,20 @@ struct RenderCommand: ParsableCommand {
   @Option(
     parsing: .unconditional,
     help: ArgumentHelp(
-      "Your own quote text instead of a catalog quote (at most \(Limits.maximumTextCharacters) characters).",
+      "Your own quote text instead of a catalog quote (at most \(Limits.maximumTextCharacters) characters); "
+        + "'-' reads it from stdin.",
       valueName: "text"))
   var text: String?
 
-  @Option(parsing: .unconditional, help: ArgumentHelp("The author of --text.", valueName: "name"))
+  @Option(
+    parsing: .unconditional,
+    help: ArgumentHelp(
+      "Read your own quote text from this file (UTF-8, the limit of --text; trailing line breaks dropped).",
+      valueName: "path"),
+    completion: .file())
+  var textFile: String?
+
+  @Option(parsing: .unconditional, help: ArgumentHelp("The author of --text or --text-file.", valueName: "name"))
   var author: String?
 
   @Option(
@@ -83,8 +92,13 @@ struct RenderCommand: ParsableCommand {
   /// The rules across options, checked before anything is read or written.
   func validate() throws {
     if preset != nil && size != nil { throw ValidationError("use either --preset or --size, not both") }
+    if text != nil && textFile != nil { throw ValidationError("use either --text or --text-file, not both") }
     if quote != nil && text != nil { throw ValidationError("use either --quote or --text, not both") }
-    if author != nil && text == nil { throw ValidationError("--author goes with --text") }
+    if quote != nil && textFile != nil { throw ValidationError("use either --quote or --text-file, not both") }
+    if author != nil && text == nil && textFile == nil {
+      throw ValidationError("--author goes with --text or --text-file")
+    }
+    if textFile?.isEmpty == true { throw ValidationError("--text-file is empty") }
     if out == "-" && isatty(STDOUT_FILENO) != 0 {
       throw ValidationError("--out - would write the image to this terminal: redirect stdout or name a file")
     }
@@ -145,10 +159,19 @@ struct RenderCommand: ParsableCommand {
     }
   }
 
+  /// The custom text: `--text` as given (`-`: read from stdin), or the contents of `--text-file`.
+  /// A quote that is just `-` comes from a file or stdin.
+  func customText() throws(CommandLineError) -> String? {
+    if let textFile { return try TextInput.read(textFile, option: "--text-file") }
+    if text == "-" { return try TextInput.read("-", option: "--text") }
+    return text
+  }
+
   /// The options as a request.
   func makeRequest() throws -> CardRequest {
+    let custom = try customText()
     let quoteChoice: QuoteChoice =
-      if let quote { .index(quote) } else if let text { .text(text, author: author) } else { .random }
+      if let quote { .index(quote) } else if let custom { .text(custom, author: author) } else { .random }
     return CardRequest(
       preset: size.map { .custom($0) } ?? preset ?? .og, quote: quoteChoice,
       picture: picture.map { .named($0) } ?? .random,

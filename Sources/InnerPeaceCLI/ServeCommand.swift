@@ -234,7 +234,8 @@ struct ServeCommand: AsyncParsableCommand {
       try await app.runService()
     } catch  where !listening.flag.load(ordering: .relaxed) {
       throw CommandLineError(
-        description: "cannot listen on --host \(host) --port \(configuration.port): \(error)",
+        description:
+          "cannot listen on --host \(host) --port \(configuration.port): \(InnerPeaceCommand.wording(forSystemError: error))",
         exitCode: ExitStatus.software)
     }
     LogOutput.write("innerpeace: stopped\n")

@@ -896,9 +896,26 @@ struct BatchCommandTests {
       #expect(result.status == 73, "expected EX_CANTCREAT (73), got \(result.status)")
       #expect(result.stderrLines.count == 1, "\(result.stderr)")
       #expect(result.stderr.hasPrefix("innerpeace: error: ") && result.stderr.contains(below), "\(result.stderr)")
+      // In the system's words, not Foundation's `Error Domain=NSCocoaErrorDomain Code=…`.
+      let reason = below == "file" ? "File exists" : "Not a directory"
+      #expect(result.stderr.hasSuffix(": \(reason)\n"), "\(result.stderr)")
+      #expect(!result.stderr.contains("Domain") && !result.stderr.contains("Code="), "\(result.stderr)")
       #expect(listing(root) == ["file"])
       #expect(try Reader.bytes(file) == Array("not a folder".utf8))
     }
+  }
+
+  /// A folder that cannot be made (procfs takes no new folder, even from root) is one plain line,
+  /// `innerpeace: error: cannot create the folder '/proc/x': No such file or directory`, and
+  /// exit status 73, never Foundation's `Error Domain=NSPOSIXErrorDomain Code=2 …`.
+  @Test func aFolderThatCannotBeMadeIsOnePlainLine() throws {
+    let folder = "/proc/innerpeace-\(UUID().uuidString)"
+    let result = try CLI.run(["batch", "--out-dir", folder, "--count", "1", "--preset", "200x200"])
+    #expect(result.status == 73, "\(result.status): \(result.stderr)")
+    #expect(
+      result.stderrLines == ["innerpeace: error: cannot create the folder '\(folder)': No such file or directory"],
+      "\(result.stderr)")
+    #expect(result.stdout.isEmpty)
   }
 
   @Test(arguments: [

@@ -51,9 +51,10 @@ enum CLI {
   }
 
   /// Runs `innerpeace` with `arguments`, stdout and stderr captured in files (no pipe deadlocks),
-  /// killed after `timeout` seconds.
+  /// stdin the bytes of `stdin` from a file (else empty), killed after `timeout` seconds.
   static func run(
-    _ arguments: [String], environment: [String: String] = [:], in directory: URL? = nil, timeout: Double = 120
+    _ arguments: [String], environment: [String: String] = [:], in directory: URL? = nil, stdin: [UInt8]? = nil,
+    timeout: Double = 120
   ) throws -> CommandResult {
     guard let binary = innerpeaceBinary else { throw Missing() }
     let captureFolder = FileManager.default.temporaryDirectory
@@ -76,7 +77,13 @@ enum CLI {
     process.environment = env
     process.standardOutput = outHandle
     process.standardError = errHandle
-    process.standardInput = FileHandle.nullDevice
+    if let stdin {
+      let inURL = captureFolder.appendingPathComponent("stdin")
+      try Data(stdin).write(to: inURL)
+      process.standardInput = try FileHandle(forReadingFrom: inURL)
+    } else {
+      process.standardInput = FileHandle.nullDevice
+    }
     let exited = DispatchSemaphore(value: 0)
     process.terminationHandler = { _ in exited.signal() }
     try process.run()

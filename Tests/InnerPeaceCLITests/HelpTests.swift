@@ -52,4 +52,32 @@ import Testing
     #expect(listed?.isEmpty == false)
     for name in listed ?? [] { #expect(checked.contains(name), "\(name) --help is not checked") }
   }
+  /// The committed man page (docs/man/innerpeace.1, made by `scripts/man-page.sh` with
+  /// swift-argument-parser's GenerateManual plugin) names every subcommand and every option the
+  /// binary has now: an option added without regenerating the page fails here, in the fast loop
+  /// (`scripts/man-page.sh --check`, in the full test command, compares the whole page).
+  @Test func theManPageNamesEveryOption() throws {
+    let page = try String(contentsOf: packageRoot.appendingPathComponent("docs/man/innerpeace.1"), encoding: .utf8)
+    let items = page.split(separator: "\n").filter { $0.hasPrefix(".It ") }
+    let result = try CLI.run(["--experimental-dump-help"])
+    #expect(result.status == 0, "\(result.stderr)")
+    let dump = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout)) as? [String: Any])
+    var missing: [String] = []
+    func visit(_ command: [String: Any], path: String) {
+      guard command["shouldDisplay"] as? Bool != false else { return }
+      let name = command["commandName"] as? String ?? "?"
+      if !path.isEmpty, !items.contains(".It Em \(name)") { missing.append("\(path) \(name)") }
+      for argument in command["arguments"] as? [[String: Any]] ?? [] where argument["shouldDisplay"] as? Bool != false {
+        for long in (argument["names"] as? [[String: String]] ?? []) where long["kind"] == "long" {
+          let flag = "-\(long["name"] ?? "")"
+          if !items.contains(where: { $0.contains("Fl \(flag)") || $0.contains(", \(flag)") }) {
+            missing.append("\(path) \(name) -\(flag)")
+          }
+        }
+      }
+      for sub in command["subcommands"] as? [[String: Any]] ?? [] { visit(sub, path: path + " " + name) }
+    }
+    visit(try #require(dump["command"] as? [String: Any]), path: "")
+    #expect(missing.isEmpty, "not in docs/man/innerpeace.1 (run bash scripts/man-page.sh): \(missing)")
+  }
 }

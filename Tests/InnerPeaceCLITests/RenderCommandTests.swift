@@ -176,6 +176,73 @@ struct RenderCommandTests {
     #expect(pngHeader(result.stdout) != nil)
   }
 
+  /// `--text -` reads the quote from stdin and `--text-file PATH` from a file (`-` stdin too):
+  /// the same card as `--text` with the same words, the trailing line breaks dropped and the
+  /// inner ones kept; a quote that is just `-` comes from a file.
+  @Test func textFromStdinOrAFile() throws {
+    try withTemporaryFolder { folder in
+      let common = ["render", "--out", "-", "--size", "300x200", "--seed", "1", "--author", "Me"]
+      let quote = "Breathe in.\nBreathe out."
+      let reference = try CLI.run(common + ["--text", quote])
+      #expect(reference.status == 0 && pngHeader(reference.stdout) != nil, "stderr: \(reference.stderr)")
+
+      let piped = try CLI.run(common + ["--text", "-"], stdin: Array((quote + "\n").utf8))
+      #expect(piped.status == 0, "stderr: \(piped.stderr)")
+      #expect(piped.stdout == reference.stdout, "--text - draws what stdin holds")
+
+      let file = folder.appendingPathComponent("quote.txt")
+      try Data((quote + "\r\n\n").utf8).write(to: file)
+      let fromFile = try CLI.run(common + ["--text-file", file.path])
+      #expect(fromFile.status == 0, "stderr: \(fromFile.stderr)")
+      #expect(fromFile.stdout == reference.stdout, "--text-file draws what the file holds")
+      let fileFromStdin = try CLI.run(common + ["--text-file", "-"], stdin: Array(quote.utf8))
+      #expect(fileFromStdin.stdout == reference.stdout, "\(fileFromStdin.stderr)")
+
+      let dash = folder.appendingPathComponent("dash.txt")
+      try Data("-\n".utf8).write(to: dash)
+      let dashCard = try CLI.run(common + ["--text-file", dash.path, "--verbose"])
+      #expect(dashCard.status == 0, "stderr: \(dashCard.stderr)")
+      #expect(dashCard.stderr.contains("custom text \"-\" — Me"), "\(dashCard.stderr)")
+    }
+  }
+
+  /// What `--text -` and `--text-file` cannot take: one line and the documented status each.
+  @Test func textInputThatCannotBeUsed() throws {
+    try withTemporaryFolder { folder in
+      let common = ["render", "--out", "-", "--size", "300x200", "--seed", "1"]
+      func expectOneLine(_ result: CommandResult, status: Int32, _ expected: String) {
+        #expect(result.status == status, "\(result.status): \(result.stderr)")
+        #expect(result.stderrLines == ["innerpeace: error: \(expected)"], "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
+      }
+      let missing = folder.appendingPathComponent("missing.txt").path
+      expectOneLine(
+        try CLI.run(common + ["--text-file", missing]), status: 66,
+        "cannot read --text-file '\(missing)': No such file or directory")
+      let notUTF8 = folder.appendingPathComponent("latin1.txt")
+      try Data([0x63, 0x61, 0x66, 0xE9]).write(to: notUTF8)
+      expectOneLine(
+        try CLI.run(common + ["--text-file", notUTF8.path]), status: 65,
+        "--text-file '\(notUTF8.path)' is not valid UTF-8")
+      expectOneLine(
+        try CLI.run(common + ["--text", "-"], stdin: [0xFF, 0x0A]), status: 65, "--text -: stdin is not valid UTF-8")
+      let huge = Array(repeating: UInt8(ascii: "a"), count: Limits.maximumTextBytes + 3)
+      let over = try CLI.run(common + ["--text", "-"], stdin: huge)
+      #expect(over.status == 64 && over.stderrLines.count == 1, "\(over.stderr)")
+      #expect(over.stderr.contains("over \(Limits.maximumTextBytes) bytes"), "\(over.stderr)")
+      // Within the bytes but over the characters: the core's check, as for --text.
+      let long = try CLI.run(
+        common + ["--text", "-"], stdin: Array(repeating: UInt8(ascii: "a"), count: Limits.maximumTextCharacters + 1))
+      let longArgument = try CLI.run(
+        common + ["--text", String(repeating: "a", count: Limits.maximumTextCharacters + 1)])
+      #expect(long.status == longArgument.status && long.stderr == longArgument.stderr, "\(long.stderr)")
+      let both = try CLI.run(common + ["--text", "a", "--text-file", missing])
+      #expect(both.status == 64 && both.stderrLines.count == 1, "\(both.stderr)")
+      let folderAsFile = try CLI.run(common + ["--text-file", folder.path])
+      #expect(folderAsFile.status == 66 && folderAsFile.stderrLines.count == 1, "\(folderAsFile.stderr)")
+    }
+  }
+
   /// `--text` and `--author` get typographic punctuation unless `--straight-quotes` is given;
   /// `--verbose` shows the text as drawn.
   @Test func punctuationIsTypographicUnlessStraightQuotes() throws {
@@ -202,7 +269,8 @@ struct RenderCommandTests {
     #expect(result.status == 0)
     let help = String(decoding: result.stdout, as: UTF8.self) + result.stderr
     for option in [
-      "--out", "--preset", "--size", "--quote", "--text", "--author", "--picture", "--seed", "--catalog", "--format",
+      "--out", "--preset", "--size", "--quote", "--text", "--text-file", "--author", "--picture", "--seed", "--catalog",
+      "--format",
       "--no-author", "--align", "--transparent", "--straight-quotes",
     ] {
       #expect(help.contains(option), "render --help does not mention \(option)")

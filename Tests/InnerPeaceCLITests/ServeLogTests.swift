@@ -16,6 +16,31 @@ import Testing
     return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
   }
 
+  /// An address that cannot be listened on is one line in the system's words, not NIO's
+  /// `bind(descriptor:ptr:bytes:): … (errno: 98)`, and exit status 70.
+  @Test func anAddressInUseIsOnePlainLine() throws {
+    let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    try #require(holder >= 0)
+    defer { close(holder) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) { pointer in
+      pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
+        bind(holder, generic, length) == 0 && listen(holder, 1) == 0 && getsockname(holder, generic, &length) == 0
+      }
+    }
+    try #require(bound)
+    let port = Int(UInt16(bigEndian: address.sin_port))
+    let result = try CLI.run(["serve", "--port", String(port), "--in-process", "--concurrency", "1"])
+    #expect(result.status == 70, "\(result.stderr)")
+    #expect(
+      result.stderrLines.last
+        == "innerpeace: error: cannot listen on --host 127.0.0.1 --port \(port): Address already in use",
+      "\(result.stderr)")
+  }
+
   static func droppedLines(_ metrics: String) -> Double? {
     for line in metrics.split(separator: "\n") where line.hasPrefix("innerpeace_log_lines_dropped_total ") {
       return Double(line.split(separator: " ").last ?? "")

@@ -130,8 +130,8 @@ import Testing
   /// Unknown paths are 404 for GET and for POST alike: the 405 is only for a path some route of
   /// the route table matches (`/cards/0.png/x` and `/quotes/3/x` match none).
   @Test(arguments: [
-    "/nope", "/random.gif", "/random.png/x", "/card.gif", "/card", "/today.tiff", "/cards", "/cards/x.png",
-    "/cards/0.PNG", "/random.",
+    "/nope", "/random.png/x", "/card", "/cards", "/cards/x.png", "/cards/x.gif", "/cards/03.gif", "/random.",
+    "/random.g-f", "/quotes/3.gif", "/random.gif/x",
     "/quotes/3/x", "/cards/0.png/x", "/healthz/x", "/openapi.json", "/index.html", "/..%2F..%2Fetc%2Fpasswd",
     "/Resources/quotes.json",
     "/Fonts", "/.build", "/random.png%00",
@@ -139,6 +139,29 @@ import Testing
   func unknownRouteIs404(uri: String) async throws {
     try await withRouter { client, _ in
       expectError(try await client.get(uri), status: 404)
+      expectError(try await client.request(uri, method: .post), status: 404)
+    }
+  }
+
+  /// An image path whose extension names no format is the documented 400 naming the format and
+  /// the known ones (those of `ImageFormat`, so a new format joins them), as `format=gif` is; not
+  /// a 404 "no such endpoint". Another method on it stays a 404: no route has that path.
+  @Test(arguments: [
+    ("/cards/1.gif", "gif"), ("/random.bmp", "bmp"), ("/today.tiff", "tiff"), ("/card.jxl?text=hi", "jxl"),
+    ("/cards/0.PNG", "PNG"), ("/cards/3.JPEG", "JPEG"), ("/random.gif?seed=1", "gif"),
+  ])
+  func unknownExtensionIs400NamingTheFormat(uri: String, format: String) async throws {
+    try await withRouter { client, _ in
+      for method in [HTTPRequest.Method.get, .head] {
+        let reply = try await client.request(uri, method: method)
+        #expect(reply.status == 400, "\(method) \(uri): \(reply)")
+        guard method == .get else { continue }
+        let message = expectError(reply, status: 400, parameter: "format")["message"] as? String ?? ""
+        #expect(message.contains("'\(format)'"), "\(message)")
+        for known in ImageFormat.allCases.flatMap(\.fileExtensions) {
+          #expect(message.contains(known), "\(message) names \(known)")
+        }
+      }
       expectError(try await client.request(uri, method: .post), status: 404)
     }
   }

@@ -149,6 +149,37 @@ import Testing
     }
   }
 
+  /// Behind a trusted proxy, a forwarded host that is no host is refused and the request's own
+  /// `Host` makes the links (not `http://localhost`); under allowed hosts that `Host` is checked,
+  /// and a well-formed forwarded host that is not allowed is still a 400.
+  @Test(arguments: [false, true])
+  func refusedForwardedHostFallsBackToHost(allowsHosts: Bool) async throws {
+    var configuration = testConfiguration()
+    configuration.trustsForwardedHeaders = true
+    if allowsHosts { configuration.allowedHosts = ["cards.example"] }
+    try await Self.withLive(configuration) { port in
+      func reply(host: String, forwarded: String) async throws -> Reply {
+        try await Self.raw(
+          port,
+          "GET /quotes/0 HTTP/1.1\r\nHost: \(host)\r\nX-Forwarded-Host: \(forwarded)\r\n"
+            + "X-Forwarded-Proto: https\r\nConnection: close\r\n\r\n")
+      }
+      for refused in ["a\"b<c", "cards.example/x", "x y"] {
+        let answer = try await reply(host: "cards.example:8080", forwarded: refused)
+        #expect(answer.status == 200, "\(refused): \(answer)")
+        let pageURL = (answer.json as? [String: Any])?["pageURL"] as? String
+        #expect(pageURL == "https://cards.example:8080/q/0", "\(refused): \(answer)")
+      }
+      let forwarded = try await reply(host: "cards.example", forwarded: "other.example")
+      if allowsHosts {
+        expectError(forwarded, status: 400)
+        expectError(try await reply(host: "evil.example", forwarded: "a\"b"), status: 400)
+      } else {
+        #expect((forwarded.json as? [String: Any])?["pageURL"] as? String == "https://other.example/q/0")
+      }
+    }
+  }
+
   /// Behind a trusted proxy, the value the nearest proxy appended counts, not the client's.
   @Test func forwardedValuesAreTheNearestProxys() async throws {
     var trusting = testConfiguration()

@@ -96,6 +96,43 @@ import Testing
     #expect(info.contains { $0.hasPrefix("  license:") && $0.contains("MIT") }, "info.license is not MIT")
   }
 
+  /// The descriptions of the document, each joined into one line (a folded `>-` block with its
+  /// lines), in order.
+  static func descriptions(_ yaml: String) -> [String] {
+    let lines = yaml.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+    var found: [String] = []
+    var index = 0
+    while index < lines.count {
+      let line = lines[index]
+      index += 1
+      guard let range = line.range(of: "description: ") else { continue }
+      let indent = line.prefix { $0 == " " }.count
+      var text = String(line[range.upperBound...])
+      if text.hasPrefix(">") || text.hasPrefix("|") {
+        var block: [String] = []
+        while index < lines.count, lines[index].prefix(while: { $0 == " " }).count > indent {
+          block.append(lines[index].trimmingCharacters(in: .whitespaces))
+          index += 1
+        }
+        text = block.joined(separator: " ")
+      }
+      found.append(text)
+    }
+    return found
+  }
+
+  /// Catalog cards are immutable only with the current `v`: every description that says
+  /// `immutable` says so, and what they are sent otherwise (``CardLinks/revalidate``).
+  @Test func documentSaysWhenCardsAreImmutable() throws {
+    let saying = Self.descriptions(try Self.document).filter { $0.contains("immutable") }
+    #expect(saying.count >= 3, "\(saying)")
+    for text in saying {
+      #expect(text.contains(CardLinks.immutable), "\(text)")
+      #expect(text.contains("current `v`") || text.contains("current content version in `v`"), "\(text)")
+      #expect(text.contains(CardLinks.revalidate), "states what a card without the current v gets: \(text)")
+    }
+  }
+
   /// The document reader itself: a schema's properties, a path's operationId and query.
   @Test func documentReaderReads() {
     let yaml = """
@@ -170,7 +207,8 @@ import Testing
         ("/q/today", "/q/today", 200), ("/q/2", "/q/{quote}", 200), ("/quotes/2", "/quotes/{index}", 200),
         ("/cards/x.png", "/cards/{quote}.{format}", 404), ("/quotes/x", "/quotes/{index}", 404),
         ("/no-such-route", RequestLogMiddleware.unmatchedLabel, 404),
-        ("/random.gif", RequestLogMiddleware.unmatchedLabel, 404),
+        ("/random.gif", RequestLogMiddleware.unmatchedLabel, 400),
+        ("/nope.gif", RequestLogMiddleware.unmatchedLabel, 404),
         ("/cards/1.png/x", RequestLogMiddleware.unmatchedLabel, 404), ("//", "/", 404), ("/healthz/", "/healthz", 404),
       ]
       for (target, label, status) in cases {

@@ -20,6 +20,10 @@ public enum ImageFormat: String, CaseIterable, Hashable, Sendable, Codable {
   /// The usual file extension.
   public var fileExtension: String { self == .jpeg ? "jpg" : rawValue }
 
+  /// Every extension a file or URL may name the format by, the usual one first (`jpg` and
+  /// `jpeg` for JPEG), lowercase.
+  public var fileExtensions: [String] { self == .jpeg ? ["jpg", "jpeg"] : [rawValue] }
+
   /// The HTTP media type.
   public var mediaType: String { "image/\(rawValue)" }
 

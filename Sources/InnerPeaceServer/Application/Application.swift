@@ -73,6 +73,7 @@ package func buildRouter<Renderer: CardRendering>(service: CardService<Renderer>
   router.add(
     middleware: JSONErrorMiddleware(absent: service.configuration.metricsAddress == nil ? [] : [.metrics]))
   router.add(middleware: HostMiddleware(links: service.links))
+  router.add(middleware: CompressionMiddleware(bodies: GzipBodies()))
   CardController(service: service).addRoutes(to: router)
   InfoController(service: service).addRoutes(to: router)
   FeedController(service: service).addRoutes(to: router)

@@ -61,7 +61,7 @@ struct CardOptions {
     quality = try query.wholeNumber("quality", in: Self.qualityRange)
     let named = try query["format"].map { name throws(ServiceError) in
       guard RouteTable.pathFormats.contains(name) else {
-        throw .badParameter("format", "unknown format '\(name)': use png, jpg, jpeg, webp or avif")
+        throw .badParameter("format", "unknown format '\(name)': use \(RouteTable.formatList)")
       }
       return try! ImageFormat(parsing: name)
     }

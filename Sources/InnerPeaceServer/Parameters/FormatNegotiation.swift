@@ -30,19 +30,25 @@ enum FormatNegotiation {
       guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty, parts[0] != "*" || parts[1] == "*" else {
         return nil
       }
-      var weight = 1.0
-      for parameter in parameters.dropFirst() where parameter.hasPrefix("q=") {
-        let text = parameter.dropFirst(2)
-        if let value = Double(text), text.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
-          (0...1).contains(value)
-        {
-          weight = value
-        } else {
-          weight = 0
-        }
-      }
-      return MediaRange(type: String(parts[0]), subtype: String(parts[1]), weight: weight)
+      return MediaRange(type: String(parts[0]), subtype: String(parts[1]), weight: weight(parameters.dropFirst()))
     }
+  }
+
+  /// The weight (`q=`) among an element's parameters, trimmed and lowercased: 1 without one, 0
+  /// for one that does not parse (RFC 9110 §12.4.2 allows 0 to 1 with 3 decimals).
+  static func weight(_ parameters: some Sequence<String>) -> Double {
+    var weight = 1.0
+    for parameter in parameters where parameter.hasPrefix("q=") {
+      let text = parameter.dropFirst(2)
+      if let value = Double(text), text.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
+        (0...1).contains(value)
+      {
+        weight = value
+      } else {
+        weight = 0
+      }
+    }
+    return weight
   }
 
   /// The format to send, or `nil` when the header refuses every candidate (a 406).

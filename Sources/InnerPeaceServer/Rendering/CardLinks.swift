@@ -45,7 +45,9 @@ struct CardLinks: Sendable {
   /// The scheme and host a request names: its `Host` (the connection puts an absolute-form
   /// target's authority there, RFC 9112 §3.2.2), or, behind a trusted proxy, the value the nearest
   /// proxy added: the last `X-Forwarded-Host` and `X-Forwarded-Proto` values, else the `host=` and
-  /// `proto=` of the last `Forwarded` element (RFC 7239). Not checked (see ``isValidHost(_:)``).
+  /// `proto=` of the last `Forwarded` element (RFC 7239); a forwarded host that is no host
+  /// (``isValidHost(_:)``) is refused and the request's own stands. Not checked against the
+  /// allowed hosts (``admits(host:)``).
   func requestedOrigin(of request: Request) -> (scheme: String, host: String?) {
     var scheme = "http"
     var host = request.head.authority
@@ -55,7 +57,11 @@ struct CardLinks: Sendable {
       let lowered = proto.lowercased()
       if lowered == "https" || lowered == "http" { scheme = lowered }
     }
-    if let forwardedHost = ForwardedHeader.lastValue(request.headers[values: .xForwardedHost]) ?? forwarded["host"] {
+    // A forwarded value that is no host is refused, and the request's own Host (checked on its
+    // connection) stands, rather than no origin at all.
+    if let forwardedHost = ForwardedHeader.lastValue(request.headers[values: .xForwardedHost]) ?? forwarded["host"],
+      Self.isValidHost(forwardedHost)
+    {
       host = forwardedHost
     }
     return (scheme, host)

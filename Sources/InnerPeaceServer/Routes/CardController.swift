@@ -84,16 +84,19 @@ struct CardController<Renderer: CardRendering> {
     let key = catalogKey(quote: index, picture: picture, options: options)
     let etag = service.etag(for: key)
     let cacheControl = service.links.linkedCacheControl(forVersion: query["v"])
+    let contentLocation = service.links.absolute(
+      service.links.cardPath(quote: index, picture: picture, options: options), for: request)
     if var notModified = Revalidation.notModified(request, etag: etag, cacheControl: cacheControl) {
       if options.negotiated { notModified.headers[.vary] = "Accept" }
+      // RFC 9110 §15.4.5: a 304 carries the Content-Location its 200 would.
+      notModified.headers[.contentLocation] = contentLocation
       return notModified
     }
     let (card, _) = try await catalogCard(quote: index, picture: picture, options: options)
     var headers = cardHeaders(card, options: options)
     headers[.cacheControl] = cacheControl
     headers[.eTag] = etag
-    headers[.contentLocation] = service.links.absolute(
-      service.links.cardPath(quote: index, picture: picture, options: options), for: request)
+    headers[.contentLocation] = contentLocation
     return response(card, headers: headers)
   }
 
@@ -213,16 +216,18 @@ struct CardController<Renderer: CardRendering> {
       for: "\(day.date)|\(catalogKey(quote: day.quoteIndex, picture: day.picture, options: options))")
     // Private unless the origin of its Content-Location is checked.
     let cacheControl = service.links.cacheControl("public, max-age=\(day.secondsUntilEnd(from: now))")
+    let contentLocation = service.links.absolute(
+      service.links.cardPath(quote: day.quoteIndex, picture: day.picture, options: options), for: request)
     if var notModified = Revalidation.notModified(request, etag: etag, cacheControl: cacheControl) {
       if options.negotiated { notModified.headers[.vary] = "Accept" }
+      notModified.headers[.contentLocation] = contentLocation
       return notModified
     }
     let (card, _) = try await catalogCard(quote: day.quoteIndex, picture: day.picture, options: options)
     var headers = cardHeaders(card, options: options)
     headers[.cacheControl] = cacheControl
     headers[.eTag] = etag
-    headers[.contentLocation] = service.links.absolute(
-      service.links.cardPath(quote: day.quoteIndex, picture: day.picture, options: options), for: request)
+    headers[.contentLocation] = contentLocation
     return response(card, headers: headers)
   }
 

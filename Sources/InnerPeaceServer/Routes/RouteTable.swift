@@ -51,6 +51,11 @@ enum RouteTable {
       self.example = example
     }
 
+    /// Whether the body may be sent gzip-compressed (``CompressionMiddleware``): the text and JSON
+    /// endpoints whose bodies run to kilobytes; never an image, and not the small answers (one
+    /// quote, `/healthz`, the icons) nor `/metrics`.
+    var compresses: Bool { RouteTable.compressed.contains(operation) }
+
     /// The paths the router registers, each with the format its extension names: one per
     /// format of ``RouteTable/pathFormats`` for a template ending in `.{format}` (Hummingbird
     /// matches `{quote}.png` as a capture before a literal suffix), else the template itself.
@@ -61,8 +66,19 @@ enum RouteTable {
     }
   }
 
-  /// The formats a path's `.{format}` may name.
-  static let pathFormats = ["png", "jpg", "jpeg", "webp", "avif"]
+  /// The operations whose bodies may be sent compressed (``Route/compresses``).
+  static let compressed: Set<Operation> = [
+    .listQuotes, .openAPI, .page, .todayPage, .quotePage, .calendar, .feed, .customCardReport, .catalogCardReport,
+  ]
+
+  /// The formats a path's `.{format}` may name: every extension of every
+  /// ``InnerPeace/ImageFormat``.
+  static let pathFormats = ImageFormat.allCases.flatMap(\.fileExtensions)
+
+  /// ``pathFormats`` as a message lists them: `png, jpg, jpeg or webp`.
+  static var formatList: String {
+    pathFormats.dropLast().joined(separator: ", ") + " or " + pathFormats[pathFormats.count - 1]
+  }
 
   /// Query parameters every image endpoint takes: the card options, plus the names reserved
   /// across the service (`v`, the content version; `signature`, `kid` and `expires`, for signed
@@ -133,10 +149,13 @@ enum RouteTable {
 
   /// The template of the route the router matched, by the path it registered (Hummingbird's
   /// `endpointPath`): `/cards/{quote}.{format}` for `/cards/{quote}.jpg`; `nil` for none.
-  static func template(forEndpoint endpointPath: String) -> String? { templates[endpointPath] }
+  static func template(forEndpoint endpointPath: String) -> String? { routes[endpointPath]?.path }
 
-  private static let templates: [String: String] = Dictionary(
-    uniqueKeysWithValues: all.flatMap { route in route.registrations.map { ($0.path.description, route.path) } })
+  /// The route the router matched, by the path it registered; `nil` for none.
+  static func route(forEndpoint endpointPath: String) -> Route? { routes[endpointPath] }
+
+  private static let routes: [String: Route] = Dictionary(
+    uniqueKeysWithValues: all.flatMap { route in route.registrations.map { ($0.path.description, route) } })
 
   /// Whether some route's registered path matches `path` (with another method, that is a 405, not
   /// a 404): each segment as Hummingbird's router compares it, and each parameter's value a
@@ -171,6 +190,30 @@ enum RouteTable {
     let prefix = pattern.distance(from: pattern.startIndex, to: open)
     let suffix = pattern.distance(from: close, to: pattern.endIndex) - 1
     return segment.dropFirst(prefix).dropLast(suffix)
+  }
+
+  /// The extension of a path that names an image route but for its extension, which is no
+  /// format of ``pathFormats`` (`gif` of `/cards/3.gif`, `bmp` of `/random.bmp`); `nil` for any
+  /// other path, a known one included (`/cards/3.json` is the report).
+  static func unknownFormat(inPath path: String) -> String? {
+    guard hasNoEmptySegment(path), !isKnownPath(path) else { return nil }
+    let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+    guard let last = segments.last, let dot = last.lastIndex(of: ".") else { return nil }
+    let stem = last[..<dot]
+    let format = last[last.index(after: dot)...]
+    // An extension is a short word; anything else is no format named.
+    guard (1...10).contains(format.count), format.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
+      return nil
+    }
+    for route in all where route.kind == .image {
+      let elements = route.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+      guard elements.count == segments.count, elements.dropLast().elementsEqual(segments.dropLast()),
+        let templateStem = elements.last?.dropLast(".{format}".count)
+      else { continue }
+      let isParameter = templateStem.hasPrefix("{") && templateStem.hasSuffix("}")
+      if isParameter ? WholeNumber(String(stem)) != nil : stem == templateStem { return String(format) }
+    }
+    return nil
   }
 
   /// Whether `path` is `/` or has no empty segment (`//`, a trailing `/`). Hummingbird's router
