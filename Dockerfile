@@ -23,10 +23,11 @@ ENV PATH=/opt/swift/usr/bin:${PATH}
 WORKDIR /src
 COPY . .
 # The standard library linked in (--static-swift-stdlib): the runtime image needs no Swift runtime
-# (README "Container image" has the sizes of both ways).
+# (README "The container image" has the sizes of both ways). The binary is stripped of its debug
+# information (a release build keeps it).
 RUN swift build -c release --product innerpeace --static-swift-stdlib -j "$(nproc)" \
     && mkdir /out \
-    && cp .build/release/innerpeace /out/ \
+    && strip -o /out/innerpeace .build/release/innerpeace \
     && cp -R .build/release/innerpeace_InnerPeaceResources.resources /out/
 
 FROM ${RUNTIME_IMAGE}

@@ -55,7 +55,7 @@ let package = Package(
         "Sources/CInnerPeaceKernels",
         "Sources/CInnerPeaceProcess", "Sources/CInnerPeaceCodecs", "Sources/InnerPeace",
         "Sources/InnerPeaceCLI", "Sources/InnerPeaceBench", "Sources/InnerPeaceServer", "docs",
-        "Sources/InnerPeaceQuery", "Fuzz", "scripts",
+        "Sources/InnerPeaceQuery", "Fuzz", "scripts", "deploy",
       ],
       sources: ["Sources/InnerPeaceResources"],
       resources: [.copy("Resources"), .copy("Fonts")],
@@ -101,6 +101,10 @@ let package = Package(
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "Logging", package: "swift-log"),
+        // `health`'s one GET.
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
       ],
       swiftSettings: swiftSettings
     ),

@@ -24,6 +24,9 @@ if [ "${1:-}" = "--with-test-tools" ]; then
   # bundle (Glyphicons maps U+E010, as LibreOffice's OpenSymbol does).
   PACKAGES+=(chromium python3 python3-websocket python3-icalendar python3-venv bsdutils nginx nodejs time)
   PACKAGES+=(fonts-glyphicons-halflings fonts-font-awesome)
+  # The container test (scripts/container-test.sh): podman as root with the runc runtime, and
+  # debootstrap to make its Debian 12 base from the mirror apt uses (no registry is reachable).
+  PACKAGES+=(podman runc debootstrap)
 fi
 
 # Python test tools from PyPI, pinned, in one virtualenv (.build/pytools) made with the python3 on
