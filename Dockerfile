@@ -41,7 +41,8 @@ RUN apt-get update \
       hyphen-uk hyphen-el \
       fonts-dejavu-core fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji \
     && rm -rf /var/lib/apt/lists/* \
-    && useradd --system --uid 10001 --home-dir /nonexistent --no-create-home --shell /usr/sbin/nologin innerpeace
+    && groupadd --gid 10001 innerpeace \
+    && useradd --uid 10001 --gid 10001 --home-dir /nonexistent --no-create-home --shell /usr/sbin/nologin innerpeace
 COPY --from=build /out/ /app/
 RUN fc-cache --system-only --force && fc-cache --force /app/innerpeace_InnerPeaceResources.resources/Fonts
 USER 10001:10001
