@@ -98,6 +98,11 @@ EOF
   trap - EXIT
 fi
 if ! "${podman[@]}" image exists "$base_image"; then
+  # Bases of other recipes (or older ones) go; this one comes from its tarball.
+  for old in $("${podman[@]}" images --format '{{.Repository}}:{{.Tag}}' localhost/innerpeace-base); do
+    "${podman[@]}" rmi "$old" >/dev/null 2>&1 || true
+  done
+  find "$cache" -maxdepth 1 -name 'base-bookworm-*.tar' -not -name "${base_tar##*/}" -delete
   "${podman[@]}" import --quiet "$base_tar" "$base_image" >/dev/null
 fi
 
@@ -195,7 +200,7 @@ health=$("${podman[@]}" healthcheck run "$container" 2>&1) || {
   echo "innerpeace: container test FAILED: podman healthcheck run: $health"
   exit 1
 }
-echo "ok: the image's HEALTHCHECK ($("${podman[@]}" inspect --format '{{json .Config.Healthcheck.Test}}' "$image")) passes: ${health:-healthy}"
+echo "ok: the image's HEALTHCHECK ($("${podman[@]}" image inspect --format '{{json .HealthCheck.Test}}' "$image")) passes: ${health:-healthy}"
 
 python3 scripts/container-check.py "$port" drain "${podman[@]}" kill -s TERM "$container"
 status=$(timeout 60 "${podman[@]}" wait "$container")
