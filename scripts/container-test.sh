@@ -146,11 +146,15 @@ echo "innerpeace: built in $((SECONDS - build_started)) s"
 
 # A free loopback port; the container shares the host's network but listens on 127.0.0.1 only.
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-# --health-interval=disable: no systemd timer (none runs here); `podman healthcheck run` still runs
-# the image's HEALTHCHECK below.
+# --health-interval=disable: no systemd timer (podman still says it has no systemd to ask: in
+# run.log); `podman healthcheck run` runs the image's HEALTHCHECK below.
 "${podman[@]}" run -d --name "$container" --read-only --tmpfs /tmp:rw,size=64m,mode=1777 --network=host \
   --health-interval=disable -e PORT="$port" -e INNERPEACE_HOST=127.0.0.1 -e INNERPEACE_CONCURRENCY=2 \
-  "$image" >/dev/null
+  "$image" >/dev/null 2>"$cache/run.log" || {
+  cat "$cache/run.log"
+  echo "innerpeace: container test FAILED: podman run"
+  exit 1
+}
 
 # Ready: the "listening on" line, read as the log comes (the 120 s timeout is a hang guard), then
 # `innerpeace health --ready` tried a bounded number of times (`health` where the build has no
