@@ -143,6 +143,10 @@ build_started=$SECONDS
     exit 1
   }
 echo "innerpeace: built in $((SECONDS - build_started)) s"
+# Podman keeps each build's first stage as an unnamed image, its layer cache: the newest one stays,
+# those of earlier runs go (images are listed newest first).
+"${podman[@]}" images -q --filter dangling=true --filter since="$base_image" | tail -n +2 |
+  xargs -r "${podman[@]}" rmi >/dev/null 2>&1 || true
 
 # A free loopback port; the container shares the host's network but listens on 127.0.0.1 only.
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
