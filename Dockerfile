@@ -13,11 +13,12 @@ ARG RUNTIME_IMAGE=debian:bookworm-slim
 
 FROM ${BUILDER_IMAGE} AS build
 ARG BUILDER_PACKAGES=""
-# The -dev packages of scripts/install-deps.sh (libavif-dev: AVIF), in one apt-get.
+# The -dev packages of scripts/install-deps.sh (libavif-dev: AVIF) and binutils (strip), in one
+# apt-get.
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       pkg-config libcairo2-dev libpango1.0-dev libfontconfig-dev libturbojpeg0-dev libwebp-dev libdeflate-dev \
-      libpng-dev liblcms2-dev libhyphen-dev libavif-dev ${BUILDER_PACKAGES} \
+      libpng-dev liblcms2-dev libhyphen-dev libavif-dev binutils ${BUILDER_PACKAGES} \
     && rm -rf /var/lib/apt/lists/*
 ENV PATH=/opt/swift/usr/bin:${PATH}
 WORKDIR /src
