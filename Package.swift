@@ -56,7 +56,7 @@ let package = Package(
         "Sources/CInnerPeaceKernels",
         "Sources/CInnerPeaceProcess", "Sources/CInnerPeaceCodecs", "Sources/InnerPeace",
         "Sources/InnerPeaceCLI", "Sources/InnerPeaceBench", "Sources/InnerPeaceServer", "docs",
-        "Sources/InnerPeaceQuery", "Fuzz", "scripts",
+        "Sources/InnerPeaceQuery", "Fuzz", "scripts", "deploy",
       ],
       sources: ["Sources/InnerPeaceResources"],
       resources: [.copy("Resources"), .copy("Fonts")],
@@ -104,8 +104,10 @@ let package = Package(
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "Hummingbird", package: "hummingbird"),
         .product(name: "Logging", package: "swift-log"),
-        // IOError's errno, for a listening socket's failure in the system's words.
+        // IOError's errno, for a listening socket's failure in the system's words; `health`'s one GET.
         .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
       ],
       swiftSettings: swiftSettings
     ),

@@ -28,6 +28,9 @@ if [ "${1:-}" = "--with-test-tools" ]; then
   # The deployment files' checks (scripts/deploy-check.sh): promtool (in Debian's prometheus) for the
   # alert rules and prometheus.yml, systemd-analyze for the unit; curl to scrape a server's /metrics.
   PACKAGES+=(prometheus systemd curl)
+  # The container test (scripts/container-test.sh): podman as root with the runc runtime, and
+  # debootstrap to make its Debian 12 base from the mirror apt uses (no registry is reachable).
+  PACKAGES+=(podman runc debootstrap)
 fi
 
 # Python test tools from PyPI, pinned, in one virtualenv (.build/pytools) made with the python3 on

@@ -75,6 +75,10 @@ bash scripts/deploy-check.sh .build/debug/innerpeace
 .build/pytools/bin/python Tests/feeds/feeds_test.py --binary .build/debug/innerpeace
 # The longest accepted texts through nginx with its default proxy buffers: 200s, never 502.
 /usr/bin/python3 Tests/proxy/nginx_test.py --binary .build/debug/innerpeace
+# The container image (Dockerfile) built from local parts and run read-only as a non-root user
+# with podman: health, readiness, a card of each format, the HEALTHCHECK, SIGTERM's drain (skipped
+# with one line where podman cannot run).
+bash scripts/container-test.sh
 # The API contract: schemathesis, every check, against a live server (generation stops after 150 s).
 CONTRACT_SECONDS="${CONTRACT_SECONDS:-180}" bash scripts/api-contract.sh .build/debug/innerpeace
 FUZZ_SECONDS="${FUZZ_SECONDS:-45}" bash scripts/fuzz.sh

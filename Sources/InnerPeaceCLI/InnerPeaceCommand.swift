@@ -12,7 +12,7 @@ struct InnerPeaceCommand: AsyncParsableCommand {
     version: InnerPeaceVersion.current,
     subcommands: [
       RenderCommand.self, ServeCommand.self, BatchCommand.self, QuotesCommand.self, ScheduleCommand.self,
-      SignCommand.self, RenderWorkerCommand.self,
+      SignCommand.self, HealthCommand.self, RenderWorkerCommand.self,
     ]
   )
 

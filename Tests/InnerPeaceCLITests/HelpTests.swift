@@ -5,7 +5,7 @@ import Testing
 @Suite(.tags(.process, .binary)) struct HelpTests {
   /// Every command, the hidden worker included.
   static let commands: [[String]] = [
-    [], ["render"], ["batch"], ["serve"], ["quotes"], ["schedule"], ["sign"], ["render-worker"],
+    [], ["render"], ["batch"], ["serve"], ["quotes"], ["schedule"], ["sign"], ["health"], ["render-worker"],
   ]
 
   @Test(arguments: commands)
