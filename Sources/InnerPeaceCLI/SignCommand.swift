@@ -104,6 +104,7 @@ struct SignCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "sign",
     abstract: "Print a URL signed for a server run with the same key.",
+    usage: "innerpeace sign <url> [--signing-key-file <[keyid=]file> ...] [<options>]",
     discussion: """
       The signature is an HMAC-SHA256 with the key over the path and the query's parameters \
       (every one but signature, sorted, percent-encoded), as base64url; it is added as \
