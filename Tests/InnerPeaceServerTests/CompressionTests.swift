@@ -133,9 +133,15 @@ import Testing
     #expect(CompressionMiddleware.identityTags(standingFor: "\"abc\"") == nil)
     #expect(CompressionMiddleware.identityTags(standingFor: "*") == "*")
     var headers: HTTPFields = [.vary: "Accept"]
-    CompressionMiddleware.varyByEncoding(&headers)
+    headers.addVary("Accept-Encoding")
     #expect(headers[.vary] == "Accept, Accept-Encoding")
-    CompressionMiddleware.varyByEncoding(&headers)
+    headers.addVary("Accept-Encoding")
     #expect(headers[.vary] == "Accept, Accept-Encoding")
+    // CORS's Origin joins the same one field (some caches read only the first Vary line).
+    headers.addVary("Origin")
+    #expect(headers[values: .vary] == ["Accept, Accept-Encoding, Origin"])
+    var empty = HTTPFields()
+    empty.addVary("Origin")
+    #expect(empty[values: .vary] == ["Origin"])
   }
 }

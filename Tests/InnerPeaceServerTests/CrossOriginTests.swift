@@ -30,7 +30,7 @@ import Testing
       let card = try await client.request("/cards/0.png?w=240&h=200", headers: Self.headers(origin: Self.page))
       #expect(card.status == 200)
       #expect(card.header("Access-Control-Allow-Origin") == nil)
-      #expect(!card.headerValues("Vary").contains("Origin"))
+      #expect(!card.headerList("Vary").contains("Origin"))
       let options = try await client.request("/cards/0.png", method: .options, headers: Self.preflight(Self.page))
       expectError(options, status: 405)
       #expect(options.header("Access-Control-Allow-Origin") == nil)
@@ -45,7 +45,7 @@ import Testing
       let card = try await client.request("/cards/0.png?w=240&h=200", headers: Self.headers(origin: Self.page))
       #expect(card.status == 200)
       #expect(card.header("Access-Control-Allow-Origin") == Self.page)
-      #expect(card.headerValues("Vary").contains("Origin"), "\(card.headers)")
+      #expect(card.headerList("Vary").contains("Origin"), "\(card.headers)")
       let exposed = try #require(card.header("Access-Control-Expose-Headers"))
       for name in ["ETag", "Content-Location", "X-Missing-Glyphs", "Retry-After"] {
         #expect(exposed.contains(name), "\(exposed)")
@@ -59,13 +59,15 @@ import Testing
       let stranger = try await client.request(
         "/cards/0.png?w=240&h=200", headers: Self.headers(origin: "https://evil.example"))
       #expect(stranger.header("Access-Control-Allow-Origin") == nil)
-      #expect(stranger.headerValues("Vary").contains("Origin"))
+      #expect(stranger.headerList("Vary").contains("Origin"))
       let sameOrigin = try await client.get("/cards/0.png?w=240&h=200")
       #expect(sameOrigin.header("Access-Control-Allow-Origin") == nil)
-      #expect(sameOrigin.headerValues("Vary").contains("Origin"), "a shared cache must not reuse it for a page")
+      #expect(sameOrigin.headerList("Vary").contains("Origin"), "a shared cache must not reuse it for a page")
 
       let negotiated = try await client.request("/cards/0?w=240&h=200", headers: Self.headers(origin: Self.page))
-      #expect(negotiated.headerValues("Vary").contains("Accept") && negotiated.headerValues("Vary").contains("Origin"))
+      #expect(negotiated.headerList("Vary").contains("Accept") && negotiated.headerList("Vary").contains("Origin"))
+      // One Vary field (some caches read only the first).
+      #expect(negotiated.headerValues("Vary").count == 1, "\(negotiated.headers)")
       let missing = try await client.request("/cards/999999.png", headers: Self.headers(origin: Self.page))
       expectError(missing, status: 404)
       #expect(missing.header("Access-Control-Allow-Origin") == Self.page)
@@ -80,7 +82,7 @@ import Testing
       for path in ["/", "/healthz", "/openapi.yaml", "/metrics", "/card.json?text=hi"] {
         let reply = try await client.request(path, headers: Self.headers(origin: Self.page))
         #expect(reply.header("Access-Control-Allow-Origin") == nil, "\(path)")
-        #expect(!reply.headerValues("Vary").contains("Origin"), "\(path)")
+        #expect(!reply.headerList("Vary").contains("Origin"), "\(path)")
       }
     }
   }
@@ -96,7 +98,7 @@ import Testing
         #expect(reply.header("Access-Control-Allow-Methods") == "GET, HEAD, OPTIONS")
         #expect(reply.header("Access-Control-Allow-Headers")?.contains("If-None-Match") == true)
         #expect(reply.header("Access-Control-Max-Age") == "86400")
-        #expect(reply.headerValues("Vary").contains("Origin"))
+        #expect(reply.headerList("Vary").contains("Origin"))
         #expect(reply.body.isEmpty)
       }
       let head = try await client.request(
@@ -122,7 +124,7 @@ import Testing
     try await withRouter(configuration: Self.configuration(["*"])) { client, _ in
       let card = try await client.request("/cards/0.png?w=240&h=200", headers: Self.headers(origin: "null"))
       #expect(card.header("Access-Control-Allow-Origin") == "*")
-      #expect(!card.headerValues("Vary").contains("Origin"))
+      #expect(!card.headerList("Vary").contains("Origin"))
       let preflight = try await client.request(
         "/quotes", method: .options, headers: Self.preflight("https://a.example"))
       #expect(preflight.status == 204)

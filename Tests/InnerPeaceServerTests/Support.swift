@@ -92,6 +92,11 @@ struct Reply: Sendable, CustomStringConvertible {
   func header(_ name: String) -> String? { headers[HTTPField.Name(name)!] }
   func headerValues(_ name: String) -> [String] { headers[values: HTTPField.Name(name)!] }
 
+  /// The names a list header (`Vary`) gives, across its fields and their commas.
+  func headerList(_ name: String) -> [String] {
+    headerValues(name).flatMap { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+  }
+
   var json: Any? { try? JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed]) }
 
   var description: String {

@@ -115,7 +115,7 @@ struct CrossOriginMiddleware: RouterMiddleware {
       response.headers[.accessControlAllowOrigin] = allowed
       response.headers[.accessControlExposeHeaders] = CrossOriginPolicy.exposedHeaders
     }
-    if policy.variesByOrigin { response.headers[values: .vary].append("Origin") }
+    if policy.variesByOrigin { response.headers.addVary("Origin") }
     return response
   }
 }

@@ -26,7 +26,7 @@ struct CompressionMiddleware: RouterMiddleware {
     }
     guard EncodingNegotiation.acceptsGzip(request.headers[.acceptEncoding]) else {
       var response = try await next(request, context)
-      Self.varyByEncoding(&response.headers)
+      response.headers.addVary("Accept-Encoding")
       return response
     }
     var head = request.head
@@ -34,7 +34,7 @@ struct CompressionMiddleware: RouterMiddleware {
       head.headerFields[.ifNoneMatch] = Self.identityTags(standingFor: condition)
     }
     var response = try await next(Request(head: head, body: request.body), context)
-    Self.varyByEncoding(&response.headers)
+    response.headers.addVary("Accept-Encoding")
     let etag = response.headers[.eTag]
     if let etag { response.headers[.eTag] = Self.gzipTag(etag) }
     guard response.status == .ok else { return response }
@@ -65,16 +65,6 @@ struct CompressionMiddleware: RouterMiddleware {
       return tag.dropLast(Self.suffix.count + 1) + "\""
     }
     return tags.isEmpty ? nil : tags.joined(separator: ", ")
-  }
-
-  /// Adds `Accept-Encoding` to the response's `Vary` (kept with any other names it lists).
-  static func varyByEncoding(_ headers: inout HTTPFields) {
-    guard let vary = headers[.vary], !vary.isEmpty else {
-      headers[.vary] = "Accept-Encoding"
-      return
-    }
-    let names = vary.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-    if !names.contains("accept-encoding") && !names.contains("*") { headers[.vary] = vary + ", Accept-Encoding" }
   }
 
   /// What the ETag of a gzip body adds before the closing quote.
