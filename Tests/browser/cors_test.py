@@ -14,11 +14,9 @@ refused by the browser (TypeError), as it is with CORS off.
 Prints one line per check and ends with `N passed, M failed`; exits 1 if any check failed.
 """
 
-import argparse
 import http.server
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -27,8 +25,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "support"))
-from testkit import Results  # noqa: E402
-from page_test import CDP, CDPError, Deadline, LineReader, find_chromium, stop  # noqa: E402
+from page_test import CDP, CDPError, LineReader, find_chromium, run_checks, stop  # noqa: E402
 
 BUDGET_SECONDS = 90.0
 
@@ -137,38 +134,7 @@ def run(args, results, deadline, children):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--binary", required=True, help="the innerpeace executable, e.g. .build/debug/innerpeace")
-    args = parser.parse_args()
-    results = Results()
-    deadline = Deadline(BUDGET_SECONDS)
-    children = {}
-    try:
-        run(args, results, deadline, children)
-    except Exception as error:  # noqa: BLE001 - any surprise is one failed check, with its context
-        results.check("the test runs to the end", False, "%s: %s" % (type(error).__name__, error))
-    finally:
-        cdp = children.get("cdp")
-        if results.failed:
-            for line in list(cdp.log) if cdp else []:
-                print("  browser: %s" % line)
-            for line in list(children["server_out"].tail) if "server_out" in children else []:
-                print("  server: %s" % line)
-        if cdp:
-            try:
-                cdp.call("Browser.close", browser=True, timeout=3)
-            except Exception:  # noqa: BLE001 - it is stopped below anyway
-                pass
-            cdp.close()
-        stop(children.get("browser"), group=True, grace=5)
-        stop(children.get("server"), group=False, grace=10)
-        if "page" in children:
-            children["page"].shutdown()
-        if "profile" in children:
-            shutil.rmtree(children["profile"], ignore_errors=True)
-    print("%d passed, %d failed" % (results.passed, results.failed))
-    return 1 if results.failed else 0
-
+    return run_checks(run, BUDGET_SECONDS, __doc__.splitlines()[0])
 
 if __name__ == "__main__":
     sys.exit(main())

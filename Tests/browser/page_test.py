@@ -706,13 +706,16 @@ def run(args, results, deadline, children):
     results.check("the favicon answers", favicon)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def run_checks(run, budget_seconds, description):
+    """Runs `run(args, results, deadline, children)` against `--binary`, then stops what it
+    started (in `children`: the browser, the server, a page server, a profile folder), prints the
+    tally and returns the exit status. Shared by this test and cors_test.py."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--binary", required=True, help="the innerpeace executable, e.g. .build/debug/innerpeace")
     args = parser.parse_args()
 
     results = Results()
-    deadline = Deadline(BUDGET_SECONDS)
+    deadline = Deadline(budget_seconds)
     children = {}
     try:
         run(args, results, deadline, children)
@@ -733,11 +736,16 @@ def main():
             cdp.close()
         stop(children.get("browser"), group=True, grace=5)
         stop(children.get("server"), group=False, grace=10)
+        if "page" in children:
+            children["page"].shutdown()
         if "profile" in children:
             shutil.rmtree(children["profile"], ignore_errors=True)
     print("%d passed, %d failed" % (results.passed, results.failed))
     return 1 if results.failed else 0
 
+
+def main():
+    return run_checks(run, BUDGET_SECONDS, __doc__.splitlines()[0])
 
 if __name__ == "__main__":
     sys.exit(main())
