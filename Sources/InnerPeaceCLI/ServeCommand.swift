@@ -197,13 +197,24 @@ struct ServeCommand: AsyncParsableCommand {
     let configuration = try makeConfiguration()
     let host = configuration.host
     let listening = Listening()
+    // The start-up and shutdown lines are written at any level, in the log's format.
+    let lifecycle = {
+      var logger = makeLogger(configuration)
+      logger.logLevel = min(logger.logLevel, .notice)
+      return logger
+    }()
     let app: any ApplicationProtocol
     do {
       app = try await buildApplication(configuration: configuration) { port in
         listening.flag.store(true, ordering: .relaxed)
         // Through the log's writer: an unwritable stderr drops (and counts) the line, and the
         // server still starts.
-        LogOutput.write("innerpeace: listening on http://\(host):\(port)\n")
+        lifecycle.notice(
+          "listening on http://\(host):\(port)",
+          metadata: [
+            "address": .string("http://\(host):\(port)"), "port": .stringConvertible(port),
+            "pid": .stringConvertible(Int(ProcessInfo.processInfo.processIdentifier)),
+          ])
       }
     } catch let error as ServerConfigurationError {
       throw CommandLineError(description: error.description, exitCode: ExitStatus.software)
@@ -218,7 +229,7 @@ struct ServeCommand: AsyncParsableCommand {
         description: "cannot listen on --host \(host) --port \(configuration.port): \(error)",
         exitCode: ExitStatus.software)
     }
-    LogOutput.write("innerpeace: stopped\n")
+    lifecycle.notice("stopped")
   }
 
   /// Whether the server got as far as listening (a failure before that is the address's).
@@ -267,10 +278,11 @@ struct ServeCommand: AsyncParsableCommand {
     return configuration
   }
 
-  /// This very binary as a worker (``RenderWorkerCommand/launch(catalog:backgroundCacheMegabytes:)``).
+  /// This very binary as a worker (``RenderWorkerCommand/launch(catalog:backgroundCacheMegabytes:logFormat:logLevel:)``).
   private func workerLaunch(_ configuration: ServerConfiguration) -> WorkerLaunch {
     RenderWorkerCommand.launch(
-      catalog: catalog.catalog, backgroundCacheMegabytes: configuration.backgroundCacheMegabytes)
+      catalog: catalog.catalog, backgroundCacheMegabytes: configuration.backgroundCacheMegabytes,
+      logFormat: configuration.logFormat, logLevel: configuration.logLevel)
   }
 }
 

@@ -2,6 +2,7 @@ import CInnerPeaceProcess
 import Dispatch
 import Foundation
 import InnerPeace
+import Instrumentation
 import NIOCore
 import NIOExtras
 import NIOPosix
@@ -155,7 +156,8 @@ final class WorkerConnection: Sendable {
     _ request: CardRequest, timeout: Duration, clock: some Clock<Duration>
   ) async throws(WorkerFailure) -> Result<FinishedCard, InnerPeaceError> {
     do throws(Exchange) {
-      let frame = try await exchange(WorkerFrame(.render(request)), timeout: timeout, clock: clock)
+      let frame = try await exchange(
+        WorkerFrame(.render(request), context: Self.requestIdentity()), timeout: timeout, clock: clock)
       switch frame.header.message {
       case .card(let facts, let resting):
         latestRestingBytes.store(resting, ordering: .relaxed)
@@ -170,6 +172,15 @@ final class WorkerConnection: Sendable {
       let unsent = error == .unsent
       throw WorkerFailure(description: await end(after: error, clock: clock), requestUnsent: unsent)
     }
+  }
+
+  /// The current request's identity (``RequestIdentity``) as the wire header's `context`, or
+  /// `nil` outside a request.
+  private static func requestIdentity() -> [String: String]? {
+    guard let context = ServiceContext.current else { return nil }
+    var carrier: [String: String] = [:]
+    RequestIdentityInstrument().inject(context, into: &carrier, using: DictionaryCarrier())
+    return carrier.isEmpty ? nil : carrier
   }
 
   /// How an exchange failed.
