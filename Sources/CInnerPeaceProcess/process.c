@@ -10,7 +10,8 @@
 #endif
 #include <errno.h>
 
-int innerpeace_spawn_worker(const char *path, char *const argv[], char *const envp[], int channel, pid_t *pid) {
+int innerpeace_spawn_worker(
+    const char *path, char *const argv[], char *const envp[], int channel, int error_output, pid_t *pid) {
   posix_spawn_file_actions_t actions;
   posix_spawnattr_t attributes;
   int status = posix_spawn_file_actions_init(&actions);
@@ -30,7 +31,8 @@ int innerpeace_spawn_worker(const char *path, char *const argv[], char *const en
       (status = posix_spawnattr_setsigmask(&attributes, &empty)) == 0 &&
       (status = posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK)) == 0 &&
       (status = posix_spawn_file_actions_adddup2(&actions, channel, 0)) == 0 &&
-      (status = posix_spawn_file_actions_adddup2(&actions, channel, 1)) == 0
+      (status = posix_spawn_file_actions_adddup2(&actions, channel, 1)) == 0 &&
+      (error_output < 0 || (status = posix_spawn_file_actions_adddup2(&actions, error_output, 2)) == 0)
 #ifdef __linux__
       && (status = posix_spawn_file_actions_addclosefrom_np(&actions, 3)) == 0
 #endif

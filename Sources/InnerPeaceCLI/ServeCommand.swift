@@ -278,11 +278,14 @@ struct ServeCommand: AsyncParsableCommand {
     return configuration
   }
 
-  /// This very binary as a worker (``RenderWorkerCommand/launch(catalog:backgroundCacheMegabytes:logFormat:logLevel:)``).
+  /// This very binary as a worker (``RenderWorkerCommand/launch(catalog:backgroundCacheMegabytes:logFormat:logLevel:)``),
+  /// writing its lines in the server's format, and its stderr relayed into the server's log.
   private func workerLaunch(_ configuration: ServerConfiguration) -> WorkerLaunch {
-    RenderWorkerCommand.launch(
+    var launch = RenderWorkerCommand.launch(
       catalog: catalog.catalog, backgroundCacheMegabytes: configuration.backgroundCacheMegabytes,
       logFormat: configuration.logFormat, logLevel: configuration.logLevel)
+    launch.relayedLogFormat = configuration.logFormat
+    return launch
   }
 }
 

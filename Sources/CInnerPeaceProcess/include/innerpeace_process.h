@@ -7,10 +7,12 @@
 #include <sys/types.h>
 
 /// Spawns `path` with `argv` and `envp` (both NULL-terminated): `channel` becomes the child's
-/// stdin and stdout, stderr is inherited, every other descriptor is closed in the child, and
+/// stdin and stdout, `error_output` its stderr (or, when it is -1, stderr is inherited), every
+/// other descriptor is closed in the child, and
 /// SIGPIPE, SIGINT and SIGTERM start with their default actions and an empty signal mask.
 /// Returns 0 and sets `*pid`, or an errno value.
-int innerpeace_spawn_worker(const char *path, char *const argv[], char *const envp[], int channel, pid_t *pid);
+int innerpeace_spawn_worker(
+    const char *path, char *const argv[], char *const envp[], int channel, int error_output, pid_t *pid);
 
 /// In a worker, first thing: be killed (SIGKILL) when the thread that spawned us ends, and ignore
 /// SIGINT and SIGTERM (the server drains, then stops its workers by closing their stdin).
