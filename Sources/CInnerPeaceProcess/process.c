@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #endif
 #include <errno.h>
+#include <fcntl.h>
 
 int innerpeace_spawn_worker(
     const char *path, char *const argv[], char *const envp[], int channel, int error_output, pid_t *pid) {
@@ -62,3 +63,5 @@ int innerpeace_pidfd_open(pid_t pid) {
   return -1;
 #endif
 }
+
+int innerpeace_pipe_cloexec(int ends[2]) { return pipe2(ends, O_CLOEXEC); }

@@ -24,5 +24,9 @@ int innerpeace_worker_prepare(pid_t parent);
 /// it the moment it does (Linux's pidfd_open, which glibc 2.36 has no Swift-visible prototype
 /// for). Returns the descriptor (close-on-exec), or -1 with errno set.
 int innerpeace_pidfd_open(pid_t pid);
+/// A pipe whose two ends are close-on-exec from the start (pipe2 with O_CLOEXEC, which needs
+/// _GNU_SOURCE and so has no Swift-visible prototype): for a worker's stderr. Returns 0, or -1
+/// with errno set.
+int innerpeace_pipe_cloexec(int ends[2]);
 
 #endif

@@ -1,6 +1,6 @@
-import Instrumentation
-import Logging
-import W3CTraceContext
+package import Instrumentation
+package import Logging
+package import W3CTraceContext
 
 /// What names a request in the logs, the responses and the worker's lines: its request ID and,
 /// when the client sent a valid W3C `traceparent`, its trace.

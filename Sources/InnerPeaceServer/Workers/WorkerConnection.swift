@@ -117,7 +117,7 @@ final class WorkerConnection: Sendable {
     defer { close(pair[1]) }
     var errorPipe: [Int32] = [-1, -1]
     if launch.relayedLogFormat != nil {
-      guard pipe2(&errorPipe, O_CLOEXEC) == 0 else {
+      guard innerpeace_pipe_cloexec(&errorPipe) == 0 else {
         close(pair[0])
         throw WorkerFailure(description: "pipe2 failed: \(String(cString: strerror(errno)))")
       }
