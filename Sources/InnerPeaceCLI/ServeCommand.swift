@@ -251,7 +251,6 @@ struct ServeCommand: AsyncParsableCommand {
     configuration.renderMegapixels = renderMegapixels
     configuration.idleTimeoutSeconds = idleTimeout
     configuration.renderTimeoutSeconds = renderTimeout
-    if !inProcess { configuration.renderIsolation = .processes(workerLaunch(configuration)) }
     configuration.headerTimeoutSeconds = headerTimeout
     configuration.bodyTimeoutSeconds = bodyTimeout
     configuration.writeTimeoutSeconds = writeTimeout
@@ -269,6 +268,8 @@ struct ServeCommand: AsyncParsableCommand {
     if let timeZone { configuration.timeZone = timeZone }
     configuration.logLevel = logLevel
     configuration.logFormat = logFormat
+    // After the log's settings, which the workers take.
+    if !inProcess { configuration.renderIsolation = .processes(workerLaunch(configuration)) }
     do {
       try configuration.validate()
       try configuration.reserveFileDescriptors()

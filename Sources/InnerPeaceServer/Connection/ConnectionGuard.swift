@@ -404,7 +404,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
       logger.info("request", metadata: metadata)
     } else {
       // Cut short: the bytes are what the socket took, not what the response announced.
-      metadata["complete"] = "false"
+      metadata["complete"] = .stringConvertible(false)
       if let announced = exchange.announcedBytes { metadata["of"] = .stringConvertible(announced) }
       logger.warning("request", metadata: metadata)
     }
