@@ -19,7 +19,9 @@ import Testing
 
   // MARK: The request-ID rule
 
-  @Test(arguments: ["a", "abc-123", "req_1.2:3", "0f8fad5b-d9cb-469f-a165-70867728950e", String(repeating: "Z", count: 128)])
+  @Test(arguments: [
+    "a", "abc-123", "req_1.2:3", "0f8fad5b-d9cb-469f-a165-70867728950e", String(repeating: "Z", count: 128),
+  ])
   func saneIDsAreTaken(value: String) {
     #expect(RequestIdentity.acceptedRequestID(value) == value)
     #expect(RequestIdentity.requestID(for: value) == value)

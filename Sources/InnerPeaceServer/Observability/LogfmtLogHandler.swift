@@ -73,7 +73,9 @@ public struct LogfmtLogHandler: LogHandler {
 
   /// A value, bare when it is a plain token, else quoted and escaped.
   static func value(_ value: String) -> String {
-    let bare = !value.isEmpty && value.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value < 0x7F && $0 != "=" && $0 != "\"" && $0 != "\\" }
+    let bare =
+      !value.isEmpty
+      && value.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value < 0x7F && $0 != "=" && $0 != "\"" && $0 != "\\" }
     if bare { return value }
     var quoted = "\""
     for scalar in value.unicodeScalars {

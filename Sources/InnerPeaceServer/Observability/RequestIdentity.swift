@@ -124,7 +124,8 @@ package struct RequestIdentityInstrument: Instrument {
     {
       context.requestID = requestID
     }
-    if let trace = RequestIdentity.traceContext(extractor.extract(key: RequestIdentity.traceParentHeader, from: carrier))
+    if let trace = RequestIdentity.traceContext(
+      extractor.extract(key: RequestIdentity.traceParentHeader, from: carrier))
     {
       context.traceContext = trace
     }

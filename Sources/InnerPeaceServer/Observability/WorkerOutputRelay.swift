@@ -26,7 +26,9 @@ final class WorkerOutputRelay: ChannelInboundHandler, Sendable {
 
   /// Starts relaying `descriptor` (which it then owns) on `eventLoop`; a descriptor that cannot
   /// be read is closed, and the worker's lines are lost (the worker still runs).
-  static func start(reading descriptor: Int32, on eventLoop: any EventLoop, format: LogFormat, pid: pid_t, logger: Logger)
+  static func start(
+    reading descriptor: Int32, on eventLoop: any EventLoop, format: LogFormat, pid: pid_t, logger: Logger
+  )
     async
   {
     let relay = WorkerOutputRelay(format: format, pid: pid, logger: logger)
