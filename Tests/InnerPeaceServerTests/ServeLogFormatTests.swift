@@ -30,6 +30,7 @@ import Testing
     }
     #expect(card.status == 200)
     #expect(card.header("X-Request-Id") == "live-1")
+    #expect(card.headers.filter { $0.0.lowercased() == "x-request-id" }.count == 1, "\(card.headers)")
 
     let missing = try await onOwnThread {
       try RawHTTPConnection(
