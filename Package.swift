@@ -24,6 +24,8 @@ let package = Package(
     .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
     .package(url: "https://github.com/apple/swift-crypto", from: "4.0.0"),
     .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
+    .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.1.0"),
+    .package(url: "https://github.com/swift-otel/swift-w3c-trace-context", from: "1.0.0"),
   ],
   targets: [
     // Cairo, Pango, fontconfig, libturbojpeg, libwebp, libavif, libdeflate, LittleCMS 2 and libhyphen,
@@ -91,6 +93,8 @@ let package = Package(
         .product(name: "Prometheus", package: "swift-prometheus"),
         .product(name: "Crypto", package: "swift-crypto"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        .product(name: "Instrumentation", package: "swift-distributed-tracing"),
+        .product(name: "W3CTraceContext", package: "swift-w3c-trace-context"),
       ],
       swiftSettings: swiftSettings
     ),

@@ -9,8 +9,10 @@
 #include <sys/syscall.h>
 #endif
 #include <errno.h>
+#include <fcntl.h>
 
-int innerpeace_spawn_worker(const char *path, char *const argv[], char *const envp[], int channel, pid_t *pid) {
+int innerpeace_spawn_worker(
+    const char *path, char *const argv[], char *const envp[], int channel, int error_output, pid_t *pid) {
   posix_spawn_file_actions_t actions;
   posix_spawnattr_t attributes;
   int status = posix_spawn_file_actions_init(&actions);
@@ -30,7 +32,8 @@ int innerpeace_spawn_worker(const char *path, char *const argv[], char *const en
       (status = posix_spawnattr_setsigmask(&attributes, &empty)) == 0 &&
       (status = posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK)) == 0 &&
       (status = posix_spawn_file_actions_adddup2(&actions, channel, 0)) == 0 &&
-      (status = posix_spawn_file_actions_adddup2(&actions, channel, 1)) == 0
+      (status = posix_spawn_file_actions_adddup2(&actions, channel, 1)) == 0 &&
+      (error_output < 0 || (status = posix_spawn_file_actions_adddup2(&actions, error_output, 2)) == 0)
 #ifdef __linux__
       && (status = posix_spawn_file_actions_addclosefrom_np(&actions, 3)) == 0
 #endif
@@ -60,3 +63,5 @@ int innerpeace_pidfd_open(pid_t pid) {
   return -1;
 #endif
 }
+
+int innerpeace_pipe_cloexec(int ends[2]) { return pipe2(ends, O_CLOEXEC); }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import InnerPeace
 import InnerPeaceServer
+import Logging
 
 /// `innerpeace render-worker`: one render worker process of `serve` (hidden from --help). It loads
 /// the catalog and fonts once, then renders requests from stdin to stdout until stdin closes.
@@ -26,11 +27,25 @@ struct RenderWorkerCommand: ParsableCommand {
       valueName: "ns", visibility: .hidden))
   var catalogFixedSince: Int64?
 
+  @Option(
+    name: .customLong("log-format"),
+    help: ArgumentHelp("The server's log format, for the worker's own lines.", visibility: .hidden))
+  var logFormat = ServeCommand.defaults.logFormat
+
+  @Option(
+    name: .customLong("log-level"),
+    help: ArgumentHelp("The server's log level, for the worker's own lines.", visibility: .hidden))
+  var logLevel = ServeCommand.defaults.logLevel
+
   /// This very binary (`/proc/self/exe`, even if the file has been replaced since) as a render
   /// worker: how `serve` and `batch` start theirs. The time is taken now, before the caller loads
   /// its catalog, so a worker (re)started after a photo changed still refuses it (see
-  /// `Catalog.fixedSinceNanoseconds`).
-  static func launch(catalog: String?, backgroundCacheMegabytes: Int) -> WorkerLaunch {
+  /// `Catalog.fixedSinceNanoseconds`). The worker writes its lines (to the server's stderr) in
+  /// the server's log format and level.
+  static func launch(
+    catalog: String?, backgroundCacheMegabytes: Int, logFormat: LogFormat = ServeCommand.defaults.logFormat,
+    logLevel: Logger.Level = ServeCommand.defaults.logLevel
+  ) -> WorkerLaunch {
     #if os(Linux)
       let executable = "/proc/self/exe"
     #else
@@ -40,6 +55,7 @@ struct RenderWorkerCommand: ParsableCommand {
     if let catalog { arguments += ["--catalog", catalog] }
     arguments += ["--background-cache-mb", String(backgroundCacheMegabytes)]
     arguments += ["--catalog-fixed-since", String(Int64(Date().timeIntervalSince1970 * 1_000_000_000))]
+    arguments += ["--log-format", logFormat.rawValue, "--log-level", logLevel.rawValue]
     return WorkerLaunch(executable: executable, arguments: arguments)
   }
 
@@ -48,7 +64,9 @@ struct RenderWorkerCommand: ParsableCommand {
     catalog.fixedSinceNanoseconds = catalogFixedSince
     let renderer = try CardRenderer(catalog: catalog, backgroundCacheBytes: max(0, backgroundCacheMegabytes) << 20)
     throw ExitCode(
-      RenderWorker.serve(renderer: renderer) {
+      RenderWorker.serve(
+        renderer: renderer, logger: makeLogger(format: logFormat, level: logLevel, label: "innerpeace.worker")
+      ) {
         // Cards leave fragments in the heaps besides their big buffers (which the memory policy
         // already unmaps): give those back too, at a cost of well under a millisecond, so that
         // the memory reported at rest is what the worker really keeps.

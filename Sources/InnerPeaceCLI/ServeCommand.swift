@@ -213,16 +213,29 @@ struct ServeCommand: AsyncParsableCommand {
     let configuration = try makeConfiguration()
     let host = configuration.host
     let listening = Listening()
+    // The start-up and shutdown lines are written at any level, in the log's format.
+    let lifecycle = {
+      var logger = makeLogger(configuration)
+      logger.logLevel = min(logger.logLevel, .notice)
+      return logger
+    }()
     let app: any ApplicationProtocol
     do {
       app = try await buildApplication(configuration: configuration) { port in
         listening.flag.store(true, ordering: .relaxed)
         // Through the log's writer: an unwritable stderr drops (and counts) the line, and the
         // server still starts.
-        LogOutput.write("innerpeace: listening on http://\(host):\(port)\n")
+        lifecycle.notice(
+          "listening on http://\(host):\(port)",
+          metadata: [
+            "address": .string("http://\(host):\(port)"), "port": .stringConvertible(port),
+            "pid": .stringConvertible(Int(ProcessInfo.processInfo.processIdentifier)),
+          ])
       } onMetricsRunning: { port in
         let metricsHost = MetricsAddress(configuration.metricsAddress ?? "")?.host ?? host
-        LogOutput.write("innerpeace: metrics on http://\(metricsHost):\(port)/metrics\n")
+        lifecycle.notice(
+          "metrics on http://\(metricsHost):\(port)/metrics",
+          metadata: ["address": .string("http://\(metricsHost):\(port)/metrics"), "port": .stringConvertible(port)])
       }
     } catch let error as ServerConfigurationError {
       throw CommandLineError(description: error.description, exitCode: ExitStatus.software)
@@ -238,7 +251,7 @@ struct ServeCommand: AsyncParsableCommand {
           "cannot listen on --host \(host) --port \(configuration.port): \(InnerPeaceCommand.wording(forSystemError: error))",
         exitCode: ExitStatus.software)
     }
-    LogOutput.write("innerpeace: stopped\n")
+    lifecycle.notice("stopped")
   }
 
   /// Whether the server got as far as listening (a failure before that is the address's).
@@ -260,7 +273,6 @@ struct ServeCommand: AsyncParsableCommand {
     configuration.renderMegapixels = renderMegapixels
     configuration.idleTimeoutSeconds = idleTimeout
     configuration.renderTimeoutSeconds = renderTimeout
-    if !inProcess { configuration.renderIsolation = .processes(workerLaunch(configuration)) }
     configuration.headerTimeoutSeconds = headerTimeout
     configuration.bodyTimeoutSeconds = bodyTimeout
     configuration.writeTimeoutSeconds = writeTimeout
@@ -280,6 +292,8 @@ struct ServeCommand: AsyncParsableCommand {
     if let timeZone { configuration.timeZone = timeZone }
     configuration.logLevel = logLevel
     configuration.logFormat = logFormat
+    // After the log's settings, which the workers take.
+    if !inProcess { configuration.renderIsolation = .processes(workerLaunch(configuration)) }
     do {
       try configuration.validate()
       try configuration.reserveFileDescriptors()
@@ -289,10 +303,14 @@ struct ServeCommand: AsyncParsableCommand {
     return configuration
   }
 
-  /// This very binary as a worker (``RenderWorkerCommand/launch(catalog:backgroundCacheMegabytes:)``).
+  /// This very binary as a worker (``RenderWorkerCommand/launch(catalog:backgroundCacheMegabytes:logFormat:logLevel:)``),
+  /// writing its lines in the server's format, and its stderr relayed into the server's log.
   private func workerLaunch(_ configuration: ServerConfiguration) -> WorkerLaunch {
-    RenderWorkerCommand.launch(
-      catalog: catalog.catalog, backgroundCacheMegabytes: configuration.backgroundCacheMegabytes)
+    var launch = RenderWorkerCommand.launch(
+      catalog: catalog.catalog, backgroundCacheMegabytes: configuration.backgroundCacheMegabytes,
+      logFormat: configuration.logFormat, logLevel: configuration.logLevel)
+    launch.relayedLogFormat = configuration.logFormat
+    return launch
   }
 }
 

@@ -7,10 +7,12 @@
 #include <sys/types.h>
 
 /// Spawns `path` with `argv` and `envp` (both NULL-terminated): `channel` becomes the child's
-/// stdin and stdout, stderr is inherited, every other descriptor is closed in the child, and
+/// stdin and stdout, `error_output` its stderr (or, when it is -1, stderr is inherited), every
+/// other descriptor is closed in the child, and
 /// SIGPIPE, SIGINT and SIGTERM start with their default actions and an empty signal mask.
 /// Returns 0 and sets `*pid`, or an errno value.
-int innerpeace_spawn_worker(const char *path, char *const argv[], char *const envp[], int channel, pid_t *pid);
+int innerpeace_spawn_worker(
+    const char *path, char *const argv[], char *const envp[], int channel, int error_output, pid_t *pid);
 
 /// In a worker, first thing: be killed (SIGKILL) when the thread that spawned us ends, and ignore
 /// SIGINT and SIGTERM (the server drains, then stops its workers by closing their stdin).
@@ -22,5 +24,9 @@ int innerpeace_worker_prepare(pid_t parent);
 /// it the moment it does (Linux's pidfd_open, which glibc 2.36 has no Swift-visible prototype
 /// for). Returns the descriptor (close-on-exec), or -1 with errno set.
 int innerpeace_pidfd_open(pid_t pid);
+/// A pipe whose two ends are close-on-exec from the start (pipe2 with O_CLOEXEC, which needs
+/// _GNU_SOURCE and so has no Swift-visible prototype): for a worker's stderr. Returns 0, or -1
+/// with errno set.
+int innerpeace_pipe_cloexec(int ends[2]);
 
 #endif

@@ -51,13 +51,23 @@ public func buildApplication(
 
 /// The service's logger, in the configured format and level (no process-wide logging state). Its
 /// lines go to stderr through ``LogOutput``: a line that cannot be written is dropped and counted.
+/// Every line logged in a request's task carries its `request_id` and `trace_id`
+/// (``RequestIdentity``).
 package func makeLogger(_ configuration: ServerConfiguration) -> Logger {
-  let level = configuration.logLevel
-  switch configuration.logFormat {
+  makeLogger(format: configuration.logFormat, level: configuration.logLevel)
+}
+
+/// A logger of the service's kind with this format, level and label (the render workers' too).
+public func makeLogger(format: LogFormat, level: Logger.Level, label: String = "innerpeace") -> Logger {
+  switch format {
   case .json:
-    return Logger(label: "innerpeace") { label in JSONLogHandler(label: label, level: level) }
+    return Logger(label: label) { label in
+      JSONLogHandler(label: label, level: level, metadataProvider: .requestIdentity)
+    }
   case .text:
-    return Logger(label: "innerpeace") { label in LogOutput.textHandler(label: label, level: level) }
+    return Logger(label: label) { label in
+      LogOutput.textHandler(label: label, level: level, metadataProvider: .requestIdentity)
+    }
   }
 }
 
@@ -65,6 +75,7 @@ package func makeLogger(_ configuration: ServerConfiguration) -> Logger {
 package func buildRouter<Renderer: CardRendering>(service: CardService<Renderer>) -> Router<BasicRequestContext> {
   // HEAD answers like GET without the body (RFC 9110 §9.1), for every route.
   let router = Router(context: BasicRequestContext.self, options: .autoGenerateHeadEndpoints)
+  router.add(middleware: RequestIdentityMiddleware())
   router.add(middleware: RequestLogMiddleware(metrics: service.metrics))
   // Before the errors become JSON, so that a page of an allowed origin can read them too.
   if let policy = try? CrossOriginPolicy(origins: service.configuration.corsOrigins) {

@@ -30,6 +30,10 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     var query = ""
     var userAgent = ""
     let received: NIODeadline
+    /// The request's ID (``RequestIdentity``): the client's when sane, else made here.
+    var requestID = RequestIdentity.makeRequestID()
+    /// The trace ID of the client's `traceparent`, when it was valid.
+    var traceID: String?
     var record: RequestRecord?
     var status = 0
     var announcedBytes: Int?
@@ -97,8 +101,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
   func channelRead(context: ChannelHandlerContext, data: NIOAny) {
     guard !meter.discardsInput else { return }
-    let part = unwrapInboundIn(data)
-    if case .head(let head) = part {
+    var part = unwrapInboundIn(data)
+    if case .head(var head) = part {
       if closeAfterResponse && !exchanges.isEmpty {
         // This connection closes after the response in progress: a request pipelined behind
         // it is not taken (the peer was told `Connection: close`), nor anything after it.
@@ -118,6 +122,17 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         exchange.query = String(head.uri[head.uri.index(after: mark)...].prefix(1024))
       }
       exchange.userAgent = String((head.headers.first(name: "User-Agent") ?? "").prefix(256))
+      // The ID logged here is the one the router sees (and echoes): a missing or insane one is
+      // replaced in the head it is handed.
+      let sentIDs = head.headers[RequestIdentity.requestIDHeader]
+      exchange.requestID = RequestIdentity.requestID(for: sentIDs.count == 1 ? sentIDs[0] : nil)
+      if sentIDs != [exchange.requestID] {
+        head.headers.replaceOrAdd(name: RequestIdentity.requestIDHeader, value: exchange.requestID)
+        part = .head(head)
+      }
+      let traceParents = head.headers[RequestIdentity.traceParentHeader]
+      exchange.traceID = RequestIdentity.traceContext(traceParents.count == 1 ? traceParents[0] : nil)
+        .map(\.traceID.description)
       exchanges.append(exchange)
       if let refusal = Self.refusal(of: head) {
         // Answered here, never handed to the router; nothing after it on this connection is read.
@@ -136,7 +151,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
       deadlines?.requestEnded()
     }
     reschedule()
-    context.fireChannelRead(data)
+    context.fireChannelRead(wrapInboundOut(part))
   }
 
   /// Raw bytes from the peer, before the HTTP decoder sees them.
@@ -239,6 +254,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     let message: String
     var allow: String?
     var retryAfterSeconds: Int?
+    /// The ID of the request refused (``RequestIdentity``), echoed in `X-Request-Id`.
+    var requestID: String?
 
     init(_ status: HTTPResponseStatus, _ message: String, allow: String? = nil, retryAfterSeconds: Int? = nil) {
       self.status = status
@@ -257,6 +274,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         + "Content-Length: \(body.count)\r\nCache-Control: no-store\r\n"
       if let allow { head += "Allow: \(allow)\r\n" }
       if let retryAfterSeconds { head += "Retry-After: \(retryAfterSeconds)\r\n" }
+      if let requestID { head += "\(RequestIdentity.requestIDHeader): \(requestID)\r\n" }
       var bytes = ByteBuffer(string: head + "Connection: close\r\n\r\n")
       let bodyStart = bytes.readableBytes
       bytes.writeBytes(body)
@@ -299,6 +317,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
   private func answer(context: ChannelHandlerContext, _ refusal: Refusal) {
     let index = responding.map { $0 + 1 } ?? 0
     guard index < exchanges.count else { return }
+    var refusal = refusal
+    refusal.requestID = exchanges[index].requestID
     let (bytes, bodyStart) = refusal.response
     responding = index
     exchanges[index].status = Int(refusal.status.code)
@@ -329,6 +349,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
           responding = index
           exchanges[index].status = Int(head.status.code)
           exchanges[index].announcedBytes = head.headers.first(name: "Content-Length").flatMap { Int($0) }
+          head.headers.replaceOrAdd(name: RequestIdentity.requestIDHeader, value: exchanges[index].requestID)
           if !records.isEmpty { exchanges[index].record = records.removeFirst() }
         }
       }
@@ -373,15 +394,17 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     var metadata: Logger.Metadata = [
       "method": .string(exchange.method), "path": .string(exchange.path),
       "route": .string(exchange.record?.route ?? "unmatched"), "status": .stringConvertible(exchange.status),
-      "ms": .string(String(format: "%.1f", Double(elapsed.nanoseconds) / 1e6)),
+      "ms": .stringConvertible((Double(elapsed.nanoseconds) / 1e5).rounded() / 10),
       "bytes": .stringConvertible(bodyBytes), "query": .string(exchange.query),
       "client": .string(clientAddress), "user_agent": .string(exchange.userAgent),
+      "request_id": .string(exchange.requestID),
     ]
+    if let traceID = exchange.traceID { metadata["trace_id"] = .string(traceID) }
     if complete {
       logger.info("request", metadata: metadata)
     } else {
       // Cut short: the bytes are what the socket took, not what the response announced.
-      metadata["complete"] = "false"
+      metadata["complete"] = .stringConvertible(false)
       if let announced = exchange.announcedBytes { metadata["of"] = .stringConvertible(announced) }
       logger.warning("request", metadata: metadata)
     }

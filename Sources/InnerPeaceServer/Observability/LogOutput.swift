@@ -43,20 +43,13 @@ public enum LogOutput {
     return true
   }
 
-  /// A text log handler (swift-log's own line format) whose lines go through ``write(_:to:)``
-  /// to `descriptor` (stderr by default).
+  /// A text (logfmt) log handler whose lines go through ``write(_:to:)`` to `descriptor` (stderr
+  /// by default).
   public static func textHandler(
-    label: String, level: Logger.Level, descriptor: Int32 = 2
-  ) -> StreamLogHandler {
-    var handler = StreamLogHandler(label: label, stream: Stream(descriptor: descriptor), metadataProvider: nil)
-    handler.logLevel = level
-    return handler
-  }
-
-  /// A descriptor as a text stream for swift-log, through ``LogOutput/write(_:to:)``.
-  struct Stream: TextOutputStream, Sendable {
-    let descriptor: Int32
-
-    mutating func write(_ string: String) { LogOutput.write(string, to: descriptor) }
+    label: String, level: Logger.Level, metadataProvider: Logger.MetadataProvider? = nil, descriptor: Int32 = 2
+  ) -> LogfmtLogHandler {
+    LogfmtLogHandler(label: label, level: level, metadataProvider: metadataProvider) { line in
+      write(line, to: descriptor)
+    }
   }
 }

@@ -34,8 +34,9 @@ struct RequestLogMiddleware: RouterMiddleware {
       "request",
       metadata: [
         "method": .string(request.method.rawValue), "path": .string(request.uri.path), "route": .string(route),
-        "status": .stringConvertible(response.status.code), "ms": .string(String(format: "%.1f", milliseconds)),
-        "bytes": .string(response.headers[.contentLength] ?? "-"),
+        "status": .stringConvertible(response.status.code),
+        "ms": .stringConvertible((milliseconds * 10).rounded() / 10),
+        "bytes": response.headers[.contentLength].flatMap(Int.init).map { .stringConvertible($0) } ?? "-",
       ])
     return response
   }

@@ -1,6 +1,8 @@
 import CInnerPeaceProcess
 import Foundation
 public import InnerPeace
+import Instrumentation
+public import Logging
 import NIOCore
 
 #if canImport(Glibc)
@@ -21,9 +23,21 @@ public enum RenderWorker {
   /// hello (refusing another wire version) with ready, and each render request with a card or a
   /// failure, which carries its memory at rest before the render (for `--worker-memory-mb`).
   ///
-  /// - Parameter afterRender: called after each answer is sent (a card or a failure), so the
-  ///   process can hand freed memory back to the system before it reports its memory at rest.
-  public static func serve(renderer: CardRenderer, afterRender: () -> Void = {}) -> Int32 {
+  /// Each render runs with the request's identity from the frame's `context` as the current
+  /// `ServiceContext`, so the worker's lines for it (through a logger made by
+  /// ``makeLogger(format:level:label:)``) carry the same `request_id` and `trace_id` as the
+  /// server's: one `debug` line per render, failed or not.
+  ///
+  /// - Parameters:
+  ///   - logger: where the worker's lines go (stderr, the server's log), in the server's format.
+  ///   - afterRender: called after each answer is sent (a card or a failure), so the process can
+  ///     hand freed memory back to the system before it reports its memory at rest.
+  public static func serve(
+    renderer: CardRenderer, logger: Logger = makeLogger(format: .text, level: .info, label: "innerpeace.worker"),
+    afterRender: () -> Void = {}
+  ) -> Int32 {
+    var logger = logger
+    logger[metadataKey: "pid"] = .stringConvertible(Int(getpid()))
     let parent = ProcessInfo.processInfo.environment[WorkerLaunch.parentVariable].flatMap { pid_t($0) } ?? 0
     guard innerpeace_worker_prepare(parent) == 0 else { return 1 }
     if RenderFaults.failsAtStart { return 3 }
@@ -35,20 +49,44 @@ public enum RenderWorker {
       try stream.send(.ready)
       while let header = try stream.receive() {
         guard case .render(let request) = header.message else { throw .wire(.malformed("not a render request")) }
-        let resting = restingBytes()
-        RenderFaults.inject(for: request, catalog: renderer.catalog)
-        switch Result(catching: { () throws(InnerPeaceError) in try renderer.render(request) }) {
-        case .success(let card):
-          try stream.send(.card(CardFacts(card), restingBytes: resting), body: card.bytes)
-        case .failure(let error):
-          try stream.send(.failure(error, restingBytes: resting))
-        }
+        var context = ServiceContext.topLevel
+        RequestIdentityInstrument().extract(header.context ?? [:], into: &context, using: DictionaryCarrier())
+        try ServiceContext.withValue(context) {
+          Result { () throws(BlockingFrameStream.Failure) in
+            try render(request, renderer: renderer, stream: stream, logger: logger)
+          }
+        }.get()
         afterRender()
       }
       return 0
     } catch {
-      LogOutput.write("innerpeace render-worker \(getpid()): \(error.description)\n")
+      logger.error("render worker stopped", metadata: ["reason": .string(error.description)])
       return 1
+    }
+  }
+
+  /// Renders one request and sends its answer, and logs it.
+  private static func render(
+    _ request: CardRequest, renderer: CardRenderer, stream: BlockingFrameStream, logger: Logger
+  ) throws(BlockingFrameStream.Failure) {
+    let resting = restingBytes()
+    RenderFaults.inject(for: request, catalog: renderer.catalog, logger: logger)
+    let started = ContinuousClock.now
+    let result = Result(catching: { () throws(InnerPeaceError) in try renderer.render(request) })
+    let milliseconds = ((ContinuousClock.now - started) / .microseconds(100)).rounded() / 10
+    switch result {
+    case .success(let card):
+      logger.debug(
+        "render",
+        metadata: [
+          "format": .string(card.format.rawValue), "bytes": .stringConvertible(card.bytes.count),
+          "ms": .stringConvertible(milliseconds), "truncated": .stringConvertible(card.truncated),
+        ])
+      try stream.send(.card(CardFacts(card), restingBytes: resting), body: card.bytes)
+    case .failure(let error):
+      logger.debug(
+        "render failed", metadata: ["ms": .stringConvertible(milliseconds), "error": .string(error.description)])
+      try stream.send(.failure(error, restingBytes: resting))
     }
   }
 
@@ -170,7 +208,7 @@ enum RenderFaults {
   #if DEBUG
     private static let environment = ProcessInfo.processInfo.environment
 
-    static func inject(for request: CardRequest, catalog: Catalog? = nil) {
+    static func inject(for request: CardRequest, catalog: Catalog? = nil, logger: Logger? = nil) {
       let text: String
       switch request.quote {
       case .text(let own, _): text = own
@@ -185,7 +223,11 @@ enum RenderFaults {
       }
       if text == environment["INNERPEACE_FAULT_ABORT_TEXT"] { abort() }
       if text == environment["INNERPEACE_FAULT_SLOW_TEXT"] {
-        FileHandle.standardError.write(Data("render worker: slow fault, rendering in 2 s\n".utf8))
+        if let logger {
+          logger.warning("render worker: slow fault, rendering in 2 s")
+        } else {
+          FileHandle.standardError.write(Data("render worker: slow fault, rendering in 2 s\n".utf8))
+        }
         usleep(2_000_000)
       }
       if text == environment["INNERPEACE_FAULT_HANG_TEXT"] {
@@ -198,7 +240,7 @@ enum RenderFaults {
       environment["INNERPEACE_FAULT_START_FILE"].map { FileManager.default.fileExists(atPath: $0) } ?? false
     }
   #else
-    @inline(__always) static func inject(for request: CardRequest, catalog: Catalog? = nil) {}
+    @inline(__always) static func inject(for request: CardRequest, catalog: Catalog? = nil, logger: Logger? = nil) {}
     static var failsAtStart: Bool { false }
   #endif
 }

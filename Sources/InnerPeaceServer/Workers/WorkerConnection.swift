@@ -2,6 +2,8 @@ import CInnerPeaceProcess
 import Dispatch
 import Foundation
 import InnerPeace
+import Instrumentation
+import Logging
 import NIOCore
 import NIOExtras
 import NIOPosix
@@ -46,21 +48,28 @@ final class WorkerConnection: Sendable {
 
   // MARK: Starting
 
-  /// Starts a worker and waits (up to `timeout` on `clock`) until it says it is ready.
+  /// Starts a worker and waits (up to `timeout` on `clock`) until it says it is ready. With
+  /// ``WorkerLaunch/relayedLogFormat`` its stderr is read by a ``WorkerOutputRelay`` into `logger`.
   ///
   /// The process is spawned on `eventLoop`'s thread: a worker arms PR_SET_PDEATHSIG, which fires
   /// when the thread that spawned it ends, and an event loop's thread lives as long as the server
   /// (a thread of the cooperative pool may be retired while idle).
   static func start(
-    _ launch: WorkerLaunch, on eventLoop: any EventLoop, timeout: Duration, clock: some Clock<Duration>
+    _ launch: WorkerLaunch, on eventLoop: any EventLoop, timeout: Duration, clock: some Clock<Duration>,
+    logger: Logger = Logger(label: "innerpeace")
   ) async throws(WorkerFailure) -> WorkerConnection {
-    let spawned: (pid: pid_t, descriptor: Int32, exit: EventLoopFuture<Int32?>)
+    let spawned: (pid: pid_t, descriptor: Int32, errorOutput: Int32?, exit: EventLoopFuture<Int32?>)
     do {
       spawned = try await eventLoop.submit { try Self.spawn(launch, exitOn: eventLoop) }.get()
     } catch let failure as WorkerFailure {
       throw failure
     } catch {
       throw WorkerFailure(description: "cannot start \(launch.executable): \(error)")
+    }
+    if let errorOutput = spawned.errorOutput, let format = launch.relayedLogFormat {
+      // Ends by itself when the worker's stderr closes (the worker has ended).
+      await WorkerOutputRelay.start(
+        reading: errorOutput, on: eventLoop, format: format, pid: spawned.pid, logger: logger)
     }
     let channel: any Channel
     do {
@@ -96,14 +105,24 @@ final class WorkerConnection: Sendable {
 
   /// Spawns the process with a socket pair (close-on-exec on both ends, so no other child
   /// inherits them), the child's end as its stdin and stdout, and opens the watch on its exit.
+  /// With ``WorkerLaunch/relayedLogFormat``, its stderr is a pipe (close-on-exec too) whose
+  /// reading end is returned as `errorOutput`.
   private static func spawn(
     _ launch: WorkerLaunch, exitOn eventLoop: any EventLoop
-  ) throws(WorkerFailure) -> (pid: pid_t, descriptor: Int32, exit: EventLoopFuture<Int32?>) {
+  ) throws(WorkerFailure) -> (pid: pid_t, descriptor: Int32, errorOutput: Int32?, exit: EventLoopFuture<Int32?>) {
     var pair: [Int32] = [-1, -1]
     guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
       throw WorkerFailure(description: "socketpair failed: \(String(cString: strerror(errno)))")
     }
     defer { close(pair[1]) }
+    var errorPipe: [Int32] = [-1, -1]
+    if launch.relayedLogFormat != nil {
+      guard innerpeace_pipe_cloexec(&errorPipe) == 0 else {
+        close(pair[0])
+        throw WorkerFailure(description: "pipe2 failed: \(String(cString: strerror(errno)))")
+      }
+    }
+    defer { if errorPipe[1] >= 0 { close(errorPipe[1]) } }
     var variables = ProcessInfo.processInfo.environment
     for (name, value) in launch.environment { variables[name] = value }
     variables[WorkerLaunch.parentVariable] = String(getpid())
@@ -114,15 +133,17 @@ final class WorkerConnection: Sendable {
       for pointer in envp { free(pointer) }
     }
     var pid: pid_t = 0
-    let status = innerpeace_spawn_worker(launch.executable, argv, envp, pair[1], &pid)
+    let status = innerpeace_spawn_worker(launch.executable, argv, envp, pair[1], errorPipe[1], &pid)
     guard status == 0 else {
       close(pair[0])
+      if errorPipe[0] >= 0 { close(errorPipe[0]) }
       throw WorkerFailure(description: "cannot start \(launch.executable): \(String(cString: strerror(status)))")
     }
     let pidfd = innerpeace_pidfd_open(pid)
     guard pidfd >= 0 else {
       let reason = String(cString: strerror(errno))
       close(pair[0])
+      if errorPipe[0] >= 0 { close(errorPipe[0]) }
       kill(pid, SIGKILL)
       var ignored: Int32 = 0
       waitpid(pid, &ignored, 0)
@@ -140,7 +161,7 @@ final class WorkerConnection: Sendable {
     }
     watch.setCancelHandler { close(pidfd) }
     watch.activate()
-    return (pid, pair[0], exit.futureResult)
+    return (pid, pair[0], errorPipe[0] >= 0 ? errorPipe[0] : nil, exit.futureResult)
   }
 
   /// Where the exit watches run: a waitpid that cannot block (the process has ended).
@@ -155,7 +176,8 @@ final class WorkerConnection: Sendable {
     _ request: CardRequest, timeout: Duration, clock: some Clock<Duration>
   ) async throws(WorkerFailure) -> Result<FinishedCard, InnerPeaceError> {
     do throws(Exchange) {
-      let frame = try await exchange(WorkerFrame(.render(request)), timeout: timeout, clock: clock)
+      let frame = try await exchange(
+        WorkerFrame(.render(request), context: Self.requestIdentity()), timeout: timeout, clock: clock)
       switch frame.header.message {
       case .card(let facts, let resting):
         latestRestingBytes.store(resting, ordering: .relaxed)
@@ -170,6 +192,15 @@ final class WorkerConnection: Sendable {
       let unsent = error == .unsent
       throw WorkerFailure(description: await end(after: error, clock: clock), requestUnsent: unsent)
     }
+  }
+
+  /// The current request's identity (``RequestIdentity``) as the wire header's `context`, or
+  /// `nil` outside a request.
+  private static func requestIdentity() -> [String: String]? {
+    guard let context = ServiceContext.current else { return nil }
+    var carrier: [String: String] = [:]
+    RequestIdentityInstrument().inject(context, into: &carrier, using: DictionaryCarrier())
+    return carrier.isEmpty ? nil : carrier
   }
 
   /// How an exchange failed.

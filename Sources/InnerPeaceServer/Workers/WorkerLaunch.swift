@@ -9,11 +9,19 @@ public struct WorkerLaunch: Sendable {
   public var arguments: [String]
   /// Extra environment variables, on top of the server's own.
   public var environment: [String: String] = [:]
+  /// The log format the worker writes its own lines in, when its stderr is to be read by the
+  /// server and relayed to the server's log (``WorkerOutputRelay``), so that whatever the worker
+  /// prints (a crash report from the Swift runtime too) comes out as records of that format; `nil`:
+  /// the worker writes straight to the server's stderr.
+  public var relayedLogFormat: LogFormat?
 
-  public init(executable: String, arguments: [String], environment: [String: String] = [:]) {
+  public init(
+    executable: String, arguments: [String], environment: [String: String] = [:], relayedLogFormat: LogFormat? = nil
+  ) {
     self.executable = executable
     self.arguments = arguments
     self.environment = environment
+    self.relayedLogFormat = relayedLogFormat
   }
 
   /// The environment variable that tells a worker its parent's pid, to check it at start-up.

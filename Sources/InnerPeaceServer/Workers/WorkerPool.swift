@@ -232,7 +232,8 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
   private func startWorker() async -> Result<WorkerConnection, WorkerFailure> {
     do throws(WorkerFailure) {
       return .success(
-        try await WorkerConnection.start(launch, on: eventLoops.next(), timeout: startTimeout, clock: clock))
+        try await WorkerConnection.start(
+          launch, on: eventLoops.next(), timeout: startTimeout, clock: clock, logger: logger))
     } catch {
       return .failure(error)
     }

@@ -23,6 +23,10 @@ struct WorkerWireHeader: Codable, Sendable {
 
   let version: Int
   let message: Message
+  /// The request's identity for the worker's log lines (`X-Request-Id`, `traceparent`, put here
+  /// by ``RequestIdentityInstrument``); only on a render, and only when the render has a request.
+  /// Optional, and absent from the JSON when `nil`: a header without it reads as before.
+  let context: [String: String]?
 
   enum Message: Codable, Sendable {
     /// Server to worker, first: the server's version is in the header.
@@ -38,11 +42,12 @@ struct WorkerWireHeader: Codable, Sendable {
     case failure(InnerPeaceError, restingBytes: Int)
   }
 
-  private enum CodingKeys: String, CodingKey { case version, message }
+  private enum CodingKeys: String, CodingKey { case version, message, context }
 
-  init(_ message: Message, version: Int = currentVersion) {
+  init(_ message: Message, version: Int = currentVersion, context: [String: String]? = nil) {
     self.version = version
     self.message = message
+    self.context = context
   }
 
   /// Reads the version first and refuses any other than ``currentVersion`` before it reads the
@@ -52,6 +57,7 @@ struct WorkerWireHeader: Codable, Sendable {
     version = try container.decode(Int.self, forKey: .version)
     guard version == Self.currentVersion else { throw WorkerWireError.versionMismatch(received: version) }
     message = try container.decode(Message.self, forKey: .message)
+    context = try container.decodeIfPresent([String: String].self, forKey: .context)
   }
 }
 
@@ -77,8 +83,8 @@ struct WorkerFrame: Sendable {
   /// A card's image bytes; empty otherwise.
   var body: ByteBuffer
 
-  init(_ message: WorkerWireHeader.Message, body: ByteBuffer = ByteBuffer()) {
-    header = WorkerWireHeader(message)
+  init(_ message: WorkerWireHeader.Message, body: ByteBuffer = ByteBuffer(), context: [String: String]? = nil) {
+    header = WorkerWireHeader(message, context: context)
     self.body = body
   }
 
