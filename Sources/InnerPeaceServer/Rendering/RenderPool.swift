@@ -25,6 +25,8 @@ final class RenderPool: Service, Sendable {
   private let threads: NIOThreadPool
   private let processes: WorkerPool<ContinuousClock>?
   let gate: RenderGate
+  /// Whether ``start()`` has returned: the workers (or threads) have been ready once.
+  private let started = NIOLockedValueBox(false)
 
   init(
     workers: Int, queueDepth: Int, rendersPerClient: Int = .max, queuedPerClient: Int = .max,
@@ -49,7 +51,17 @@ final class RenderPool: Service, Sendable {
 
   /// Starts the worker processes (if any) and waits until they are ready; throws if one cannot
   /// start.
-  func start() async throws(WorkerFailure) { try await processes?.start() }
+  func start() async throws(WorkerFailure) {
+    try await processes?.start()
+    started.withLockedValue { $0 = true }
+  }
+
+  /// Workers ready for a render now: `nil` before ``start()`` has returned; then the worker
+  /// processes running (idle or rendering), or the threads.
+  var readyWorkers: Int? {
+    guard started.withLockedValue({ $0 }) else { return nil }
+    return processes?.runningCount ?? workers
+  }
 
   /// Supervises the worker processes (if any) until graceful shutdown, then stops them and the
   /// threads.
