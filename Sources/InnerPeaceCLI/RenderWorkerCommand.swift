@@ -29,7 +29,7 @@ struct RenderWorkerCommand: ParsableCommand {
   /// This very binary (`/proc/self/exe`, even if the file has been replaced since) as a render
   /// worker: how `serve` and `batch` start theirs. The time is taken now, before the caller loads
   /// its catalog, so a worker (re)started after a photo changed still refuses it (see
-  /// `Catalog.fixedSinceNanoseconds`).
+  /// `Catalog.fixedSinceNanoseconds`); a catalog reload takes it anew (`WorkerLaunch.loadTimeOption`).
   static func launch(catalog: String?, backgroundCacheMegabytes: Int) -> WorkerLaunch {
     #if os(Linux)
       let executable = "/proc/self/exe"
@@ -40,7 +40,7 @@ struct RenderWorkerCommand: ParsableCommand {
     if let catalog { arguments += ["--catalog", catalog] }
     arguments += ["--background-cache-mb", String(backgroundCacheMegabytes)]
     arguments += ["--catalog-fixed-since", String(Int64(Date().timeIntervalSince1970 * 1_000_000_000))]
-    return WorkerLaunch(executable: executable, arguments: arguments)
+    return WorkerLaunch(executable: executable, arguments: arguments, loadTimeOption: "--catalog-fixed-since")
   }
 
   func run() throws {

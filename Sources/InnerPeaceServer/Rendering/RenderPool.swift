@@ -1,3 +1,4 @@
+import Foundation
 import InnerPeace
 import Logging
 import NIOConcurrencyHelpers
@@ -54,6 +55,21 @@ final class RenderPool: Service, Sendable {
   func start() async throws(WorkerFailure) {
     try await processes?.start()
     started.withLockedValue { $0 = true }
+  }
+
+  /// Replaces the worker processes (if any) by new ones, for a reloaded catalog: they are started
+  /// with the launch taken before the catalog was read again (``workerLaunchForReload()``); the
+  /// old ones retire after their renders (``WorkerPool/replaceWorkers(with:)``).
+  /// - Throws: why a new worker could not start; the old ones keep serving.
+  func replaceWorkers(with launch: WorkerLaunch?) async throws(WorkerFailure) {
+    guard let processes, let launch else { return }
+    try await processes.replaceWorkers(with: launch)
+  }
+
+  /// How a reload's workers are to be started, stamped with the time now (before the catalog is
+  /// read again: a photo changed after it is refused); `nil` without worker processes.
+  func workerLaunchForReload() -> WorkerLaunch? {
+    processes?.launch.stamped(nanosecondsSince1970: Int64(Date().timeIntervalSince1970 * 1_000_000_000))
   }
 
   /// Workers ready for a render now: `nil` before ``start()`` has returned; then the worker

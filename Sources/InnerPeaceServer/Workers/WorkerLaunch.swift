@@ -9,11 +9,27 @@ public struct WorkerLaunch: Sendable {
   public var arguments: [String]
   /// Extra environment variables, on top of the server's own.
   public var environment: [String: String] = [:]
+  /// The option of `arguments` whose value is the time (nanoseconds since 1970) taken before the
+  /// server loaded its catalog, if any: a reload takes it anew (``stamped(nanosecondsSince1970:)``).
+  public var loadTimeOption: String?
 
-  public init(executable: String, arguments: [String], environment: [String: String] = [:]) {
+  public init(
+    executable: String, arguments: [String], environment: [String: String] = [:], loadTimeOption: String? = nil
+  ) {
     self.executable = executable
     self.arguments = arguments
     self.environment = environment
+    self.loadTimeOption = loadTimeOption
+  }
+
+  /// This launch with the value of ``loadTimeOption`` set to `nanoseconds` (for a catalog about to
+  /// be loaded again); unchanged without that option.
+  package func stamped(nanosecondsSince1970 nanoseconds: Int64) -> WorkerLaunch {
+    guard let loadTimeOption, let index = arguments.firstIndex(of: loadTimeOption), index + 1 < arguments.count
+    else { return self }
+    var stamped = self
+    stamped.arguments[index + 1] = String(nanoseconds)
+    return stamped
   }
 
   /// The environment variable that tells a worker its parent's pid, to check it at start-up.
