@@ -26,7 +26,8 @@ import Testing
 
   /// A service on a copy of the bundled catalog (render threads), its reloader and its log lines.
   static func withReloadableService(
-    _ body: @Sendable (any TestClientProtocol, CardService<CardRenderer>, CatalogReloader, URL, LogStore) async throws ->
+    _ body:
+      @Sendable (any TestClientProtocol, CardService<CardRenderer>, CatalogReloader, URL, LogStore) async throws ->
       Void
   ) async throws {
     let (folder, _) = try PictureChangeTests.catalogFolder()
@@ -258,7 +259,9 @@ import Testing
     let line2 = try #require(line, "no 'catalog reloaded' line: \(server.stderr)")
     #expect(line2.contains("catalog reloaded: \(count + 1) quotes"), "\(line2)")
     let statuses = load.value.statuses
-    #expect(statuses.allSatisfy { $0 == 200 }, "every response a 200: \(Dictionary(grouping: statuses) { $0 }.mapValues(\.count))")
+    #expect(
+      statuses.allSatisfy { $0 == 200 },
+      "every response a 200: \(Dictionary(grouping: statuses) { $0 }.mapValues(\.count))")
     #expect(server.process.isRunning, "SIGHUP never kills: \(server.stderr.suffix(2000))")
     let added = try await Self.get(port, "/quotes/\(count)")
     #expect(added.status == 200 && Self.object(added)?["text"] as? String == "Served after SIGHUP.", "\(added.text)")
