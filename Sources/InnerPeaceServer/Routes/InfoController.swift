@@ -49,8 +49,12 @@ struct InfoController<Renderer: CardRendering> {
       notModified.headers[.link] = next
       return notModified
     }
-    let body = try await service.quoteLists.page(key: key) { [self] in
-      try ServiceJSON.encode((offset..<end).map { quoteObject($0, origin: origin) })
+    // Encoded on a thread outside the request's task: with the request's catalog pinned there too.
+    let generation = service.generation
+    let body = try await generation.quoteLists.page(key: key) { [self] in
+      try PinnedCatalog.$generation.withValue(generation) {
+        try ServiceJSON.encode((offset..<end).map { quoteObject($0, origin: origin) })
+      }
     }
     var headers: HTTPFields = [
       .contentType: "application/json; charset=utf-8", .eTag: etag, .cacheControl: cacheControl,
