@@ -145,6 +145,7 @@ let package = Package(
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOEmbedded", package: "swift-nio"),
         .product(name: "NIOExtras", package: "swift-nio-extras"),
+        .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
       ],
       swiftSettings: swiftSettings
     ),

@@ -2,7 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import InnerPeace
-import ServiceLifecycle
+import ServiceLifecycleTestKit
 import Testing
 
 @testable import InnerPeaceServer
@@ -49,10 +49,9 @@ import Testing
   @Test func drainingIsNotReady() async throws {
     try await withRouter { client, _ in
       #expect(try await client.get("/readyz").status == 200)
-      let manager = GracefulShutdownManager()
-      try await TaskLocals.$gracefulShutdownManager.withValue(manager) {
+      try await testGracefulShutdown { trigger in
         #expect(try await client.get("/readyz").status == 200, "not yet shutting down")
-        manager.shutdownGracefully()
+        trigger.triggerGracefulShutdown()
         let draining = try await client.get("/readyz")
         #expect(draining.status == 503, "\(draining)")
         #expect((draining.json as? [String: Any])?["reason"] as? String == "draining")

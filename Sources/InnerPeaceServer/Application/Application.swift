@@ -38,7 +38,7 @@ public func buildApplication(
   try await service.startRenderers()
   // Trapped now, before the server listens: from then on SIGHUP reloads and never kills.
   let reloader = CatalogReloader(service: service, signals: await UnixSignalsSequence(trapping: .sighup))
-  return buildApplication(service: service, logger: logger, reloader: reloader, onServerRunning: onServerRunning)
+  return makeApplication(service: service, logger: logger, reloader: reloader, onServerRunning: onServerRunning)
 }
 
 /// The service's logger, in the configured format and level (no process-wide logging state). Its
@@ -74,8 +74,16 @@ package func buildRouter<Renderer: CardRendering>(service: CardService<Renderer>
 /// `Connection: close`, waits (up to the drain timeout) until every response is in its socket, and
 /// returns.
 package func buildApplication<Renderer: CardRendering>(
-  service: CardService<Renderer>, logger: Logger, reloader: CatalogReloader? = nil,
-  onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+  service: CardService<Renderer>, logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+) -> some ApplicationProtocol {
+  makeApplication(service: service, logger: logger, reloader: nil, onServerRunning: onServerRunning)
+}
+
+/// ``buildApplication(service:logger:onServerRunning:)``, with the catalog's reloader (SIGHUP) as
+/// a service of the group when there is one.
+func makeApplication<Renderer: CardRendering>(
+  service: CardService<Renderer>, logger: Logger, reloader: CatalogReloader?,
+  onServerRunning: @escaping @Sendable (Int) async -> Void
 ) -> some ApplicationProtocol {
   let configuration = service.configuration
   let connections = ConnectionCounter()
