@@ -95,6 +95,7 @@ let package = Package(
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         .product(name: "Instrumentation", package: "swift-distributed-tracing"),
         .product(name: "W3CTraceContext", package: "swift-w3c-trace-context"),
+        .product(name: "UnixSignals", package: "swift-service-lifecycle"),
       ],
       swiftSettings: swiftSettings
     ),
@@ -156,6 +157,7 @@ let package = Package(
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOEmbedded", package: "swift-nio"),
         .product(name: "NIOExtras", package: "swift-nio-extras"),
+        .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
       ],
       swiftSettings: swiftSettings
     ),

@@ -40,8 +40,8 @@ struct RenderWorkerCommand: ParsableCommand {
   /// This very binary (`/proc/self/exe`, even if the file has been replaced since) as a render
   /// worker: how `serve` and `batch` start theirs. The time is taken now, before the caller loads
   /// its catalog, so a worker (re)started after a photo changed still refuses it (see
-  /// `Catalog.fixedSinceNanoseconds`). The worker writes its lines (to the server's stderr) in
-  /// the server's log format and level.
+  /// `Catalog.fixedSinceNanoseconds`); a catalog reload takes it anew (`WorkerLaunch.loadTimeOption`).
+  /// The worker writes its lines (to the server's stderr) in the server's log format and level.
   static func launch(
     catalog: String?, backgroundCacheMegabytes: Int, logFormat: LogFormat = ServeCommand.defaults.logFormat,
     logLevel: Logger.Level = ServeCommand.defaults.logLevel
@@ -56,7 +56,7 @@ struct RenderWorkerCommand: ParsableCommand {
     arguments += ["--background-cache-mb", String(backgroundCacheMegabytes)]
     arguments += ["--catalog-fixed-since", String(Int64(Date().timeIntervalSince1970 * 1_000_000_000))]
     arguments += ["--log-format", logFormat.rawValue, "--log-level", logLevel.rawValue]
-    return WorkerLaunch(executable: executable, arguments: arguments)
+    return WorkerLaunch(executable: executable, arguments: arguments, loadTimeOption: "--catalog-fixed-since")
   }
 
   func run() throws {

@@ -25,8 +25,9 @@ struct ServeCommand: AsyncParsableCommand {
       --max-connections-per-client connections, --max-renders-per-client workers and \
       --max-queued-per-client places in the queue. SIGTERM or SIGINT stops accepting, answers what was \
       accepted with Connection: close, waits up to --drain-timeout for the responses to reach \
-      their clients and exits 0. One log line per request goes to stderr once its last byte is \
-      written (text, or JSON with --log-format json).
+      their clients and exits 0; SIGHUP loads the catalog again, and serves it if it is valid. One \
+      log line per request goes to stderr once its last byte is written (text, or JSON with \
+      --log-format json).
 
       Every option can also come from the environment: --some-name from INNERPEACE_SOME_NAME \
       (flags: true or false), and PORT and LOG_LEVEL stand for --port and --log-level. The \

@@ -52,13 +52,15 @@ func checkedOrigin(_ configuration: ServerConfiguration = testConfiguration()) -
   return checked
 }
 
-/// Runs `body` against the router of a fresh service over `renderer`, then shuts the service down
+/// Runs `body` against the router of a fresh, started service over `renderer`, then shuts the service down
 /// (also when `body` throws).
 func withRouter<Renderer: CardRendering>(
   renderer: Renderer, configuration: ServerConfiguration = testConfiguration(),
   _ body: @Sendable (any TestClientProtocol, CardService<Renderer>) async throws -> Void
 ) async throws {
   let service = CardService(renderer: renderer, configuration: configuration)
+  // As `buildApplication(configuration:)` does before serving (on threads: nothing to wait for).
+  try await service.startRenderers()
   let app = Application(router: buildRouter(service: service), logger: quietLogger)
   do {
     try await app.test(.router) { client in try await body(client, service) }

@@ -4,13 +4,19 @@ import HummingbirdCore
 import InnerPeace
 public import Logging
 import NIOCore
+import UnixSignals
 
 /// Builds the whole service from one configuration, as Hummingbird's examples do: checks the
 /// configuration, loads the catalog (a corrupt one fails here, at start-up, not in a request),
 /// makes the renderer, the logger (``LogFormat``, level), the metrics and the render pool (its
-/// worker processes are started and awaited, without blocking a thread), and the routes. Run the
-/// result with `runService()`; the render pool (a service of the group) stops its workers after
-/// the server has drained.
+/// worker processes are started and awaited, without blocking a thread), and the routes, and
+/// traps SIGHUP (``CatalogReloader``: it reloads the catalog). Run the result with
+/// `runService()`; the render pool (a service of the group) stops its workers after the server
+/// has drained.
+///
+/// The server listens only once the workers are ready, so that a catalog or binary with which no
+/// worker can start stops `serve` with its cause instead of serving 503s; `/readyz` answers
+/// "starting" only to requests before that (none from outside).
 /// - Throws: ``ServerConfigurationError`` for a bad configuration or a worker that cannot start,
 ///   and `InnerPeaceError` for a catalog or fonts that cannot load.
 /// `onMetricsRunning` is given the metrics listener's port once it listens (with a metrics address).
@@ -21,20 +27,7 @@ public func buildApplication(
   try configuration.validate()
   // The web page's files, read once: a broken install fails here, not in a request.
   do { _ = try PageAssets.bundled() } catch { throw ServerConfigurationError(error.description) }
-  let catalog: Catalog
-  if let folder = configuration.catalogDirectory {
-    var isDirectory: ObjCBool = false
-    guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
-      throw InnerPeaceError.catalogUnreadable(file: folder, reason: "no such folder")
-    }
-    catalog = try Catalog(directory: URL(fileURLWithPath: folder, isDirectory: true))
-  } else {
-    catalog = try Catalog.bundled()
-  }
-  // With worker processes this renderer never renders (the workers have their own caches).
-  let renderer = try CardRenderer(
-    catalog: catalog,
-    backgroundCacheBytes: configuration.renderIsolation.isThreads ? configuration.backgroundCacheMegabytes << 20 : 0)
+  let renderer = try CatalogReloader.loadRenderer(configuration)
   let logger = makeLogger(configuration)
   if configuration.publicURL == nil && configuration.allowedHosts.isEmpty {
     logger.warning(
@@ -45,8 +38,11 @@ public func buildApplication(
   }
   let service = CardService(renderer: renderer, configuration: configuration, logger: logger)
   try await service.startRenderers()
-  return buildApplication(
-    service: service, logger: logger, onServerRunning: onServerRunning, onMetricsRunning: onMetricsRunning)
+  // Trapped now, before the server listens: from then on SIGHUP reloads and never kills.
+  let reloader = CatalogReloader(service: service, signals: await UnixSignalsSequence(trapping: .sighup))
+  return makeApplication(
+    service: service, logger: logger, reloader: reloader, onServerRunning: onServerRunning,
+    onMetricsRunning: onMetricsRunning)
 }
 
 /// The service's logger, in the configured format and level (no process-wide logging state). Its
@@ -76,6 +72,7 @@ package func buildRouter<Renderer: CardRendering>(service: CardService<Renderer>
   // HEAD answers like GET without the body (RFC 9110 §9.1), for every route.
   let router = Router(context: BasicRequestContext.self, options: .autoGenerateHeadEndpoints)
   router.add(middleware: RequestIdentityMiddleware())
+  router.add(middleware: CatalogPinMiddleware(service: service))
   router.add(middleware: RequestLogMiddleware(metrics: service.metrics))
   // Before the errors become JSON, so that a page of an allowed origin can read them too.
   if let policy = try? CrossOriginPolicy(origins: service.configuration.corsOrigins) {
@@ -101,6 +98,17 @@ package func buildApplication<Renderer: CardRendering>(
   service: CardService<Renderer>, logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in },
   onMetricsRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
+  makeApplication(
+    service: service, logger: logger, reloader: nil, onServerRunning: onServerRunning,
+    onMetricsRunning: onMetricsRunning)
+}
+
+/// ``buildApplication(service:logger:onServerRunning:)``, with the catalog's reloader (SIGHUP) as
+/// a service of the group when there is one.
+func makeApplication<Renderer: CardRendering>(
+  service: CardService<Renderer>, logger: Logger, reloader: CatalogReloader?,
+  onServerRunning: @escaping @Sendable (Int) async -> Void, onMetricsRunning: @escaping @Sendable (Int) async -> Void
+) -> some ApplicationProtocol {
   let configuration = service.configuration
   let connections = ConnectionCounter()
   var app = Application(
@@ -117,6 +125,7 @@ package func buildApplication<Renderer: CardRendering>(
   )
   // After the server in the group's order of shutdown: it stops once the server has drained.
   app.addServices(service.pool)
+  if let reloader { app.addServices(reloader) }
   // After the pool, so stopped before it: and after the server has drained.
   if let address = configuration.metricsAddress.flatMap(MetricsAddress.init) {
     app.addServices(

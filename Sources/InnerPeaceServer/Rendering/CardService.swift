@@ -8,25 +8,18 @@ import NIOConcurrencyHelpers
 /// Renders cards for the HTTP layer: through the cache, the single-flight table and the bounded
 /// render pool, with metrics. One per server.
 package final class CardService<Renderer: CardRendering>: Sendable {
-  let renderer: Renderer
   let configuration: ServerConfiguration
   let pool: RenderPool
-  let cache: CardCache
   let metrics: ServerMetrics
-  /// The service's own URLs, with the content version (part of every ETag and immutable URL).
-  let links: CardLinks
-  /// The encoded pages of `/quotes`.
-  let quoteLists = QuoteListCache()
-  /// Pictures found changed on disk (``InnerPeace/InnerPeaceError/pictureChanged(name:)``), each
-  /// logged once.
-  private let changedPictures = NIOLockedValueBox<Set<String>>([])
-  /// The `Retry-After` of a card whose picture changed: it stays unavailable until a restart.
+  /// The catalog now served: replaced by a reload (``replaceGeneration(_:)``).
+  private let current: NIOLockedValueBox<CatalogGeneration<Renderer>>
+  /// The `Retry-After` of a card whose picture changed: it stays unavailable until the catalog is
+  /// loaded again (a reload or a restart).
   static var changedPictureRetrySeconds: Int { 60 }
 
   let logger: Logger
 
   package init(renderer: Renderer, configuration: ServerConfiguration, logger: Logger = Logger(label: "innerpeace")) {
-    self.renderer = renderer
     self.logger = logger
     self.configuration = configuration
     metrics = ServerMetrics()
@@ -36,15 +29,34 @@ package final class CardService<Renderer: CardRendering>: Sendable {
       isolation: configuration.renderIsolation, renderTimeout: .seconds(configuration.renderTimeoutSeconds),
       workerRestingLimitBytes: configuration.workerMemoryMegabytes << 20,
       pixelBudget: configuration.renderMegapixels * 1_000_000, registry: metrics.registry, logger: logger)
-    cache = CardCache(capacityBytes: configuration.cacheMegabytes << 20)
-    links = CardLinks(
-      version: renderer.contentSources.version(),
-      publicURL: configuration.publicURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 },
-      trustsForwardedHeaders: configuration.trustsForwardedHeaders, allowedHosts: configuration.allowedHosts,
-      imageSigner: configuration.signsAllImages ? configuration.urlSigner : nil)
+    current = NIOLockedValueBox(CatalogGeneration(renderer: renderer, configuration: configuration))
   }
 
-  var catalog: Catalog { renderer.catalog }
+  /// The catalog generation of this request (the one current when it started), or the current
+  /// one outside a request.
+  var generation: CatalogGeneration<Renderer> {
+    if let pinned = PinnedCatalog.generation as? CatalogGeneration<Renderer> { return pinned }
+    return current.withLockedValue { $0 }
+  }
+
+  /// Runs `body` (a request) with the current catalog generation pinned for it and every task it
+  /// starts.
+  func withCurrentGeneration<T>(_ body: () async throws -> T) async rethrows -> T {
+    try await PinnedCatalog.$generation.withValue(current.withLockedValue { $0 }) { try await body() }
+  }
+
+  /// Makes `generation` the one new requests get; requests in flight keep theirs.
+  func replaceGeneration(_ generation: CatalogGeneration<Renderer>) {
+    current.withLockedValue { $0 = generation }
+  }
+
+  var renderer: Renderer { generation.renderer }
+  var catalog: Catalog { generation.renderer.catalog }
+  /// The service's own URLs, with the content version (part of every ETag and immutable URL).
+  var links: CardLinks { generation.links }
+  var cache: CardCache { generation.cache }
+  /// The encoded pages of `/quotes`.
+  var quoteLists: QuoteListCache { generation.quoteLists }
 
   /// The content version that image URLs carry as `v=`.
   package var contentVersion: String { links.version }
@@ -67,6 +79,9 @@ package final class CardService<Renderer: CardRendering>: Sendable {
   ///   its share of it, 4xx for a bad request, 500 (with a public message) when the render fails.
   func card(for request: CardRequest, key: String) async throws -> ServedCard {
     let client = ClientAddress.current
+    let generation = self.generation
+    let renderer = generation.renderer
+    let cache = generation.cache
     let (card, source) = try await cache.card(for: key) { [self] in
       let admission: RenderPool.Admission
       switch pool.admit(client: client) {
@@ -102,9 +117,9 @@ package final class CardService<Renderer: CardRendering>: Sendable {
       case .failed(.pictureChanged(let name)):
         // Its cards would have new bytes under the old version: none until the catalog is
         // loaded again. Logged once per picture.
-        if changedPictures.withLockedValue({ $0.insert(name).inserted }) {
+        if generation.changedPictures.withLockedValue({ $0.insert(name).inserted }) {
           logger.error(
-            "a catalog picture changed on disk since the catalog was loaded; its cards answer 503 until a restart",
+            "a catalog picture changed on disk since the catalog was loaded; its cards answer 503 until a reload",
             metadata: ["picture": .string(name)])
         }
         var error = ServiceError.from(.pictureChanged(name: name))
@@ -128,7 +143,7 @@ package final class CardService<Renderer: CardRendering>: Sendable {
   /// A strong ETag for a card key.
   func etag(for key: String) -> String {
     var hasher = StableHash()
-    hasher.combine(links.version)
+    hasher.combine(generation.links.version)
     hasher.combine(key)
     return "\"\(hasher.hex)\""
   }

@@ -1,3 +1,4 @@
+import Foundation
 import InnerPeace
 import Logging
 import NIOConcurrencyHelpers
@@ -25,6 +26,8 @@ final class RenderPool: Service, Sendable {
   private let threads: NIOThreadPool
   private let processes: WorkerPool<ContinuousClock>?
   let gate: RenderGate
+  /// Whether ``start()`` has returned: the workers (or threads) have been ready once.
+  private let started = NIOLockedValueBox(false)
 
   init(
     workers: Int, queueDepth: Int, rendersPerClient: Int = .max, queuedPerClient: Int = .max,
@@ -49,7 +52,32 @@ final class RenderPool: Service, Sendable {
 
   /// Starts the worker processes (if any) and waits until they are ready; throws if one cannot
   /// start.
-  func start() async throws(WorkerFailure) { try await processes?.start() }
+  func start() async throws(WorkerFailure) {
+    try await processes?.start()
+    started.withLockedValue { $0 = true }
+  }
+
+  /// Replaces the worker processes (if any) by new ones, for a reloaded catalog: they are started
+  /// with the launch taken before the catalog was read again (``workerLaunchForReload()``); the
+  /// old ones retire after their renders (``WorkerPool/replaceWorkers(with:)``).
+  /// - Throws: why a new worker could not start; the old ones keep serving.
+  func replaceWorkers(with launch: WorkerLaunch?) async throws(WorkerFailure) {
+    guard let processes, let launch else { return }
+    try await processes.replaceWorkers(with: launch)
+  }
+
+  /// How a reload's workers are to be started, stamped with the time now (before the catalog is
+  /// read again: a photo changed after it is refused); `nil` without worker processes.
+  func workerLaunchForReload() -> WorkerLaunch? {
+    processes?.launch.stamped(nanosecondsSince1970: Int64(Date().timeIntervalSince1970 * 1_000_000_000))
+  }
+
+  /// Workers ready for a render now: `nil` before ``start()`` has returned; then the worker
+  /// processes running (idle or rendering), or the threads.
+  var readyWorkers: Int? {
+    guard started.withLockedValue({ $0 }) else { return nil }
+    return processes?.runningCount ?? workers
+  }
 
   /// Supervises the worker processes (if any) until graceful shutdown, then stops them and the
   /// threads.

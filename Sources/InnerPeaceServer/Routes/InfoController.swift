@@ -4,7 +4,7 @@ import Hummingbird
 import InnerPeace
 import NIOCore
 
-/// JSON about the catalog, health, metrics and the API description.
+/// JSON about the catalog, health, readiness, metrics and the API description.
 struct InfoController<Renderer: CardRendering> {
   let service: CardService<Renderer>
 
@@ -18,6 +18,7 @@ struct InfoController<Renderer: CardRendering> {
       try quote(context.parameters.get("index") ?? "", request)
     }
     router.get(.health, configuration: configuration) { _, _, _ in try health() }
+    router.get(.readiness, configuration: configuration) { _, _, _ in try readiness() }
     // With a metrics address, /metrics is served on that listener only (``MetricsListener``).
     if configuration.metricsAddress == nil {
       router.get(.metrics, configuration: configuration) { _, _, _ in metrics() }
@@ -51,8 +52,12 @@ struct InfoController<Renderer: CardRendering> {
       notModified.headers[.link] = next
       return notModified
     }
-    let body = try await service.quoteLists.page(key: key) { [self] in
-      try ServiceJSON.encode((offset..<end).map { quoteObject($0, origin: origin) })
+    // Encoded on a thread outside the request's task: with the request's catalog pinned there too.
+    let generation = service.generation
+    let body = try await generation.quoteLists.page(key: key) { [self] in
+      try PinnedCatalog.$generation.withValue(generation) {
+        try ServiceJSON.encode((offset..<end).map { quoteObject($0, origin: origin) })
+      }
     }
     var headers: HTTPFields = [
       .contentType: "application/json; charset=utf-8", .eTag: etag, .cacheControl: cacheControl,
@@ -75,6 +80,18 @@ struct InfoController<Renderer: CardRendering> {
   /// `/healthz`
   func health() throws -> Response {
     try json(Health(status: "ok", quotes: service.catalog.quotes.count, pictures: service.catalog.pictures.count))
+  }
+
+  /// `/readyz`: 200 when the catalog is loaded and a render worker is ready, else 503 with the
+  /// reason (``Readiness``); never cached.
+  func readiness() throws -> Response {
+    let readiness = Readiness(
+      readyWorkers: service.pool.readyWorkers, quotes: service.catalog.quotes.count,
+      contentVersion: service.contentVersion)
+    var response = try json(readiness)
+    response.status = readiness.isReady ? .ok : .serviceUnavailable
+    response.headers[.cacheControl] = "no-store"
+    return response
   }
 
   /// `/metrics`

@@ -10,7 +10,7 @@ enum RouteTable {
   /// The service's operations, named as the OpenAPI document's `operationId`s.
   enum Operation: String, CaseIterable, Sendable {
     case randomCard, randomCardNegotiated, catalogCard, catalogCardNegotiated, customCard, todayCard
-    case todayCardNegotiated, listQuotes, getQuote, health, metrics, openAPI, page, todayPage, quotePage
+    case todayCardNegotiated, listQuotes, getQuote, health, readiness, metrics, openAPI, page, todayPage, quotePage
     case faviconSVG, faviconICO, calendar, feed, customCardReport, catalogCardReport
   }
 
@@ -120,6 +120,9 @@ enum RouteTable {
       answers: "the catalog as JSON, a page at a time"),
     Route(.getQuote, "/quotes/{index}", .json, query: [], example: "/quotes/0", answers: "one catalog quote as JSON"),
     Route(.health, "/healthz", .json, query: [], example: "/healthz", answers: "liveness"),
+    Route(
+      .readiness, "/readyz", .json, query: [], example: "/readyz",
+      answers: "readiness: 200 once a render worker is ready, 503 while starting, without workers or draining"),
     Route(.metrics, "/metrics", .text, query: [], example: "/metrics", answers: "Prometheus metrics"),
     Route(.openAPI, "/openapi.yaml", .text, query: [], example: "/openapi.yaml", answers: "the OpenAPI 3.1 document"),
     Route(.page, "/", .text, query: nil, example: "/", answers: "the web page, on the quote of the day"),

@@ -29,9 +29,10 @@ import ServiceLifecycle
 /// Lifecycle: ``start()`` starts every worker and waits until all are ready (a worker that cannot
 /// start at all throws); ``run()`` supervises them until graceful shutdown (or ``requestStop()``),
 /// then waits for the renders in flight and stops the workers: each sees its stdin close and
-/// exits, or is killed after a grace period.
+/// exits, or is killed after a grace period. ``replaceWorkers(with:)`` (a catalog reload) starts a
+/// new set of workers beside the old ones and swaps them in, each old one retiring after its
+/// render.
 final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
-  let launch: WorkerLaunch
   let renderTimeout: Duration
   let restingLimitBytes: Int?
   let pixelBudget: Int
@@ -59,6 +60,14 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
     case starting
     /// Needs a worker (its worker failed or was retired).
     case empty
+
+    /// Whether a worker is in the slot (idle or rendering).
+    var isTaken: Bool {
+      switch self {
+      case .idle, .busy: true
+      case .starting, .empty: false
+      }
+    }
   }
 
   /// Waiting renders to resume, each with its worker or none (outside the lock).
@@ -72,6 +81,13 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
 
   private struct State {
     var slots: [Slot]
+    /// How workers are started now, and how many times it was replaced (a worker started with an
+    /// older one is not placed).
+    var launch: WorkerLaunch
+    var launchGeneration = 0
+    /// Workers started with the newest launch for slots whose old worker is still rendering:
+    /// each takes its slot when that render is back.
+    var successors: [Int: WorkerConnection] = [:]
     /// Renders waiting for a worker, in arrival order: only the first may take one.
     var line: [Waiter] = []
     /// Workers handed to a waiter before it was ready to take them.
@@ -123,7 +139,6 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
     eventLoops: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
     registry: PrometheusCollectorRegistry, logger: Logger
   ) {
-    self.launch = launch
     self.renderTimeout = renderTimeout
     self.restingLimitBytes = restingLimitBytes
     self.pixelBudget = pixelBudget
@@ -131,7 +146,7 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
     self.clock = clock
     self.eventLoops = eventLoops
     self.logger = logger
-    state = NIOLockedValueBox(State(slots: Array(repeating: .empty, count: count)))
+    state = NIOLockedValueBox(State(slots: Array(repeating: .empty, count: count), launch: launch))
     (events, eventSink) = AsyncStream.makeStream(of: Event.self)
     workersGauge = registry.gauge(
       "innerpeace_render_workers", unit: "", help: "Render worker processes running and ready for work.")
@@ -142,6 +157,9 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
       "innerpeace_render_worker_retirements", unit: "total",
       help: "Render worker processes replaced because they held more memory at rest than their limit.")
   }
+
+  /// How workers are started now.
+  var launch: WorkerLaunch { state.withLockedValue { $0.launch } }
 
   /// Workers running (idle or rendering).
   var runningCount: Int { state.withLockedValue { $0.running } }
@@ -207,12 +225,25 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
   /// stopping the workers that did start): a worker that cannot start at all (a bad catalog, a
   /// missing binary) should stop the server from starting.
   func start() async throws(WorkerFailure) {
-    let count = state.withLockedValue { state in
+    let (count, launch) = state.withLockedValue { state in
       for index in state.slots.indices { state.slots[index] = .starting }
-      return state.slots.count
+      return (state.slots.count, state.launch)
     }
+    let workers: [WorkerConnection]
+    do throws(WorkerFailure) { workers = try await startWorkers(count, launch: launch) } catch {
+      state.withLockedValue { state in
+        for index in state.slots.indices { state.slots[index] = .empty }
+      }
+      throw error
+    }
+    for (index, worker) in workers.enumerated() { place(worker, in: index) }
+  }
+
+  /// Starts `count` workers with `launch` at once and waits until all are ready; on the first
+  /// failure, stops those that started and throws it.
+  private func startWorkers(_ count: Int, launch: WorkerLaunch) async throws(WorkerFailure) -> [WorkerConnection] {
     let started = await withTaskGroup(of: Result<WorkerConnection, WorkerFailure>.self) { group in
-      for _ in 0..<count { group.addTask { await self.startWorker() } }
+      for _ in 0..<count { group.addTask { await self.startWorker(launch) } }
       var started: [Result<WorkerConnection, WorkerFailure>] = []
       for await result in group { started.append(result) }
       return started
@@ -221,15 +252,12 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
     for case .failure(let failure) in started {
       failuresCounter.increment()
       for worker in workers { _ = await worker.stop(grace: .seconds(2), clock: clock) }
-      state.withLockedValue { state in
-        for index in state.slots.indices { state.slots[index] = .empty }
-      }
       throw failure
     }
-    for (index, worker) in workers.enumerated() { place(worker, in: index) }
+    return workers
   }
 
-  private func startWorker() async -> Result<WorkerConnection, WorkerFailure> {
+  private func startWorker(_ launch: WorkerLaunch) async -> Result<WorkerConnection, WorkerFailure> {
     do throws(WorkerFailure) {
       return .success(
         try await WorkerConnection.start(
@@ -237,6 +265,48 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
     } catch {
       return .failure(error)
     }
+  }
+
+  /// Replaces every worker by one started with `launch` (after a catalog reload: new workers load
+  /// the new catalog and fonts), never with fewer workers running: the new ones start while the
+  /// old ones go on rendering (for that moment there are twice as many processes), then all take
+  /// their slots at once. An idle old worker is stopped at once; a rendering one finishes its
+  /// render (its request is answered) and is stopped then. Workers started later (replacing a
+  /// failed one) use `launch` too.
+  /// - Throws: the first start-up failure, after stopping the new workers that did start; the old
+  ///   workers keep serving.
+  func replaceWorkers(with launch: WorkerLaunch) async throws(WorkerFailure) {
+    let count = state.withLockedValue { $0.slots.count }
+    let workers = try await startWorkers(count, launch: launch)
+    let (retired, unused) = state.withLockedValue { state -> ([WorkerConnection], [WorkerConnection]) in
+      guard !state.stopping else { return ([], workers) }
+      state.launch = launch
+      state.launchGeneration += 1
+      var retired: [WorkerConnection] = []
+      for (index, worker) in zip(state.slots.indices, workers) {
+        switch state.slots[index] {
+        case .idle(let old):
+          state.slots[index] = .idle(worker)
+          retired.append(old)
+        case .busy:
+          if let earlier = state.successors.updateValue(worker, forKey: index) { retired.append(earlier) }
+        case .starting, .empty:
+          // A start-up under way there (with the old launch) sees the slot taken and stops.
+          state.slots[index] = .idle(worker)
+        }
+      }
+      state.startFailures = 0
+      state.retryAt = nil
+      publishRunning(&state)
+      return (retired, [])
+    }
+    for worker in unused { _ = await worker.stop(grace: .seconds(2), clock: clock) }
+    guard unused.isEmpty else { return }
+    for worker in workers { worker.exit.whenSuccess { [self] status in ended(worker, status: status) } }
+    let waiters = state.withLockedValue { dispatch(&$0) }
+    resume(waiters)
+    for worker in retired { eventSink.yield(.retire(worker)) }
+    logger.debug("render workers replaced", metadata: ["workers": .stringConvertible(count)])
   }
 
   /// Puts a started worker in its slot and watches it: its death while idle empties the slot.
@@ -308,8 +378,12 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
       if now { continuation.resume() }
     }
     let workers = state.withLockedValue { state -> [WorkerConnection] in
-      defer { state.slots = state.slots.map { _ in .empty } }
+      defer {
+        state.slots = state.slots.map { _ in .empty }
+        state.successors = [:]
+      }
       return state.slots.compactMap { if case .idle(let worker) = $0 { worker } else { nil } }
+        + state.successors.values
     }
     await withDiscardingTaskGroup { group in
       for worker in workers {
@@ -340,25 +414,32 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
   /// or the pool stops.
   private func fill(_ index: Int) async {
     while true {
-      let delay = state.withLockedValue { state -> Duration? in
-        guard !state.stopping else { return nil }
+      let plan = state.withLockedValue { state -> (Duration, WorkerLaunch, Int)? in
+        guard !state.stopping, !state.slots[index].isTaken else { return nil }
         state.slots[index] = .starting
-        return state.retryAt.map { clock.now.duration(to: $0) } ?? .zero
+        return (state.retryAt.map { clock.now.duration(to: $0) } ?? .zero, state.launch, state.launchGeneration)
       }
-      guard let delay, !Task.isCancelled else { break }
+      guard let plan, !Task.isCancelled else { break }
+      let (delay, launch, generation) = plan
       if delay > .zero {
         do { try await clock.sleep(for: delay) } catch { break }
       }
-      switch await startWorker() {
+      switch await startWorker(launch) {
       case .success(let worker):
-        if state.withLockedValue({ $0.stopping }) {
+        // The pool stops, or replaced its workers meanwhile (this one has the old launch, and the
+        // slot may be taken): this worker is not wanted.
+        let unwanted = state.withLockedValue { state in
+          state.stopping || state.launchGeneration != generation || state.slots[index].isTaken
+        }
+        if unwanted {
           _ = await worker.stop(grace: .seconds(2), clock: clock)
-          break
+          continue
         }
         place(worker, in: index)
         return
       case .failure(let failure):
         let (waiters, delay) = state.withLockedValue { state -> (Wakeups, Duration?) in
+          guard !state.slots[index].isTaken else { return ([], nil) }
           state.slots[index] = .empty
           guard !state.stopping else { return ([], nil) }
           state.startFailures += 1
@@ -375,7 +456,9 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
           metadata: ["reason": .string(failure.description), "retry_in_s": "\(delay / .seconds(1))"])
       }
     }
-    state.withLockedValue { $0.slots[index] = .empty }
+    state.withLockedValue { state in
+      if !state.slots[index].isTaken { state.slots[index] = .empty }
+    }
   }
 
   // MARK: Renders
@@ -501,7 +584,15 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
   private func giveBack(_ lease: Lease, keepingWorker: Bool) {
     let (waiters, drained) = state.withLockedValue { state in
       state.pixelsInFlight -= lease.pixels
-      if keepingWorker {
+      if !state.stopping, let successor = state.successors.removeValue(forKey: lease.slot) {
+        // Replaced while it rendered (a reload): its successor takes the slot.
+        state.slots[lease.slot] = .idle(successor)
+        if keepingWorker {
+          eventSink.yield(.retire(lease.worker))
+        } else {
+          failuresCounter.increment()
+        }
+      } else if keepingWorker {
         state.slots[lease.slot] = .idle(lease.worker)
       } else {
         state.slots[lease.slot] = .empty
@@ -525,10 +616,14 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
         state.slots[lease.slot] = .idle(lease.worker)
         return (dispatch(&state), state.busy == 0 ? state.drained.take() : nil)
       }
-      state.slots[lease.slot] = .empty
       retirementsCounter.increment()
       eventSink.yield(.retire(lease.worker))
-      eventSink.yield(.fill(lease.slot))
+      if let successor = state.successors.removeValue(forKey: lease.slot) {
+        state.slots[lease.slot] = .idle(successor)
+      } else {
+        state.slots[lease.slot] = .empty
+        eventSink.yield(.fill(lease.slot))
+      }
       publishRunning(&state)
       return (dispatch(&state), state.busy == 0 ? state.drained.take() : nil)
     }
