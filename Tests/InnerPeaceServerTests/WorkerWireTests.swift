@@ -4,12 +4,57 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOEmbedded
 import NIOExtras
+import NIOPosix
 import Testing
 
 @testable import InnerPeaceServer
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// The frames between the server and its render worker processes.
 @Suite struct WorkerWireTests {
+  /// A request written to a worker's channel that has closed already (the worker died before its
+  /// channel was registered: a worker that fails at start) fails its answer at once, instead of
+  /// leaving it to the deadline. The write never reaches `RequestResponseHandler`, so before this
+  /// the answer's promise was never completed: with the tests' manual clock the start-up waited
+  /// for ever (CI's hang in `idleWorkerDeathIsSeenWithoutARequest`), in the server for the whole
+  /// start-up timeout.
+  @Test func requestToAClosedChannelFailsAtOnce() async throws {
+    var pair: [Int32] = [-1, -1]
+    try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+    close(pair[1])  // the worker is gone before its channel is registered
+    let channel = try await NIOPipeBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+      .channelInitializer { channel in
+        channel.eventLoop.makeCompletedFuture {
+          try channel.pipeline.syncOperations.addHandler(RequestResponseHandler<ByteBuffer, ByteBuffer>())
+        }
+      }
+      .takingOwnershipOfDescriptor(inputOutput: pair[0]).get()
+    try await channel.closeFuture.get()  // it read the end of the stream and closed
+    let (answer, written) = WorkerConnection.send(ByteBuffer(string: "hello"), on: channel)
+    let outcomes = NIOLockedValueBox<(written: Bool?, answered: Bool?)>((nil, nil))
+    written.whenComplete { result in outcomes.withLockedValue { $0.written = (try? result.get()) != nil } }
+    answer.whenComplete { result in outcomes.withLockedValue { $0.answered = (try? result.get()) != nil } }
+    // The event loop runs its tasks in order: once this one has run, the write has failed.
+    try await channel.eventLoop.submit {}.get()
+    #expect(outcomes.withLockedValue { $0.written } == false, "the write fails")
+    // Without the tie to the write, the answer was never completed: a wait on it never ended.
+    #expect(outcomes.withLockedValue { $0.answered } == false, "and so does the answer, at once")
+  }
+
+  /// On an open channel the answer is the worker's frame.
+  @Test func requestOnAnOpenChannelGetsItsAnswer() throws {
+    let channel = EmbeddedChannel(handler: RequestResponseHandler<ByteBuffer, ByteBuffer>())
+    let (answer, written) = WorkerConnection.send(ByteBuffer(string: "hello"), on: channel)
+    try written.wait()
+    #expect(try channel.readOutbound(as: ByteBuffer.self) == ByteBuffer(string: "hello"))
+    try channel.writeInbound(ByteBuffer(string: "ready"))
+    #expect(try answer.wait() == ByteBuffer(string: "ready"))
+    _ = try channel.finish()
+  }
+
   /// A frame through its bytes and back, as the server's channel reads it.
   static func roundTrip(_ frame: WorkerFrame) throws -> WorkerFrame {
     try WorkerFrame(decoding: frame.encoded())

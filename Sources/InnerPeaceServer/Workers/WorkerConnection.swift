@@ -215,21 +215,34 @@ final class WorkerConnection: Sendable {
     case malformed(String)
   }
 
+  /// Writes one request frame and returns its answer (the frame the worker sends back) and the
+  /// write's outcome. A request that cannot be written fails its answer at once: a write to a
+  /// channel that has closed already (its worker died before the channel was registered, say)
+  /// never reaches `RequestResponseHandler`, which would otherwise leave the answer waiting until
+  /// the deadline.
+  static func send(
+    _ request: ByteBuffer, on channel: any Channel
+  ) -> (answer: EventLoopFuture<ByteBuffer>, written: EventLoopFuture<Void>) {
+    let answer = channel.eventLoop.makePromise(of: ByteBuffer.self)
+    let written = channel.eventLoop.makePromise(of: Void.self)
+    written.futureResult.whenFailure { answer.fail($0) }
+    channel.writeAndFlush((request, answer), promise: written)
+    return (answer.futureResult, written.futureResult)
+  }
+
   private func exchange(
     _ frame: WorkerFrame, timeout: Duration, clock: some Clock<Duration>
   ) async throws(Exchange) -> WorkerFrame {
-    let answer = channel.eventLoop.makePromise(of: ByteBuffer.self)
-    let written = channel.eventLoop.makePromise(of: Void.self)
-    channel.writeAndFlush((frame.encoded(allocator: channel.allocator), answer), promise: written)
+    let (answer, written) = Self.send(frame.encoded(allocator: channel.allocator), on: channel)
     // On the deadline the worker is killed and its channel closed, which fails `answer`.
-    let outcome = await Self.wait(for: answer.futureResult, timeout: timeout, clock: clock) { [self] in
+    let outcome = await Self.wait(for: answer, timeout: timeout, clock: clock) { [self] in
       kill(pid, SIGKILL)
       channel.close(promise: nil)
     }
     switch outcome {
     case nil: throw .timedOut
     case .failure:
-      if (try? await written.futureResult.get()) == nil { throw .unsent }
+      if (try? await written.get()) == nil { throw .unsent }
       throw .closed
     case .success(let bytes):
       do throws(WorkerWireError) { return try WorkerFrame(decoding: bytes) } catch {
