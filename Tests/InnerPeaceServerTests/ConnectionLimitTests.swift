@@ -45,7 +45,7 @@ import Testing
 
   /// A head sent a header line at a time (slowloris) is cut by the server: the socket closes
   /// while the client is still sending, and no request is logged as cut.
-  @Test(.timeLimit(.minutes(1)))
+  @Test(.timeLimit(.minutes(5)))
   func slowHeadIsCut() async throws {
     var configuration = testConfiguration()
     configuration.headerTimeoutSeconds = 1
@@ -60,7 +60,7 @@ import Testing
 
   /// HTTP/1.0 without keep-alive: the connection closes after the response (the idle timeout,
   /// 30 s here, is past the read's hang guard).
-  @Test(.timeLimit(.minutes(1)))
+  @Test(.timeLimit(.minutes(5)))
   func http10IsClosedAfterItsResponse() async throws {
     try await withLiveServer(configuration: testConfiguration()) { port, _ in
       let bytes = try await onOwnThread {
@@ -77,7 +77,7 @@ import Testing
 
   /// A URI over the limit gets the JSON 414 at every length: through the router up to NIO's
   /// head limit, from the connection past it; an oversized header block gets a JSON 431.
-  @Test(.timeLimit(.minutes(1)))
+  @Test(.timeLimit(.minutes(5)))
   func overlongURIsGetJSON414AtEveryLength() async throws {
     try await withLiveServer(configuration: testConfiguration()) { port, _ in
       for length in [33 * 1024, 80 * 1024, 200 * 1024, 1024 * 1024] {
@@ -97,7 +97,7 @@ import Testing
   /// Past `maxConnections` a new connection gets a JSON 503 with Retry-After as soon as it
   /// opens, before it has sent a byte (nothing is parsed, nothing waits); once connections
   /// close, new ones are served again.
-  @Test(.timeLimit(.minutes(1)))
+  @Test(.timeLimit(.minutes(5)))
   func connectionsPastTheCapGetA503BeforeAnyRequest() async throws {
     var configuration = testConfiguration()
     configuration.maxConnections = 3

@@ -95,7 +95,7 @@ import Testing
 
   /// A client at its share of running renders waits while another client's render, which came
   /// later, takes the free worker; when the first client's render ends its next one starts.
-  @Test(.timeLimit(.minutes(1)))
+  @Test(.timeLimit(.minutes(5)))
   func turnsSkipAClientAtItsShare() async throws {
     let gate = RenderGate(workers: 2, queueDepth: 4, rendersPerClient: 1, queuedPerClient: 2)
     await gate.startRendering(client: "flood")
@@ -121,7 +121,7 @@ import Testing
   }
 
   /// Slots go to the oldest waiting render whose client is under its share.
-  @Test(.timeLimit(.minutes(1)))
+  @Test(.timeLimit(.minutes(5)))
   func freeSlotsGoOldestFirst() async throws {
     let gate = RenderGate(workers: 1, queueDepth: 8)
     await gate.startRendering(client: nil)

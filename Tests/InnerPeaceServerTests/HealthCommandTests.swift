@@ -62,7 +62,7 @@ import Testing
 
   /// 200 from `/healthz`: exit 0, the body on stdout, nothing on stderr; the port from `--port`,
   /// from `PORT`, and from `INNERPEACE_PORT` over `PORT` (as serve takes them).
-  @Test(.timeLimit(.minutes(1)))
+  @Test(.timeLimit(.minutes(5)))
   func healthyServiceExitsZero() async throws {
     let server = try await ServerProcess.start(arguments: ["serve", "--port", "0", "--concurrency", "1"])
     defer { server.stop() }
@@ -81,7 +81,7 @@ import Testing
   }
 
   /// Nothing listening: exit 1 and one line saying so, naming the address.
-  @Test(.timeLimit(.minutes(1)))
+  @Test(.timeLimit(.minutes(5)))
   func nothingListeningExitsOneWithOneLine() async throws {
     let port = try portNobodyListensOn()
     let run = try await health(["--port", "\(port)"])
@@ -96,7 +96,7 @@ import Testing
 
   /// A 503 (the service past `--max-connections`, its one connection held): exit 1 and one line
   /// with the status and the body.
-  @Test(.timeLimit(.minutes(1)))
+  @Test(.timeLimit(.minutes(5)))
   func serviceUnavailableExitsOne() async throws {
     let server = try await ServerProcess.start(arguments: [
       "serve", "--port", "0", "--concurrency", "1", "--max-connections", "1",
@@ -126,7 +126,7 @@ import Testing
   /// readiness item (another branch); until it is merged this test is skipped, since the route
   /// table answers 404.
   @Test(
-    .timeLimit(.minutes(1)),
+    .timeLimit(.minutes(5)),
     .enabled(
       if: (try? String(contentsOf: packageRoot.appendingPathComponent("Resources/openapi.yaml"), encoding: .utf8))?
         .contains("/readyz:") == true,

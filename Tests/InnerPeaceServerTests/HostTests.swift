@@ -134,7 +134,7 @@ import Testing
 
   /// `serve` without a public URL or allowed hosts says once, at start-up, that links from the
   /// request's host are cached privately; with either, it says nothing of it.
-  @Test(.timeLimit(.minutes(1)))
+  @Test(.timeLimit(.minutes(5)))
   func startUpWarnsOnceWithoutACheckedOrigin() async throws {
     let warning = "neither --public-url nor --allowed-host is set"
     for (extra, warns) in [

@@ -156,7 +156,7 @@ import Testing
 /// test's clock: a worker rendering keeps its slot until its render is back, then its successor
 /// takes it; an idle one is replaced (and ends) at once; capacity never drops.
 @Suite(.serialized, .tags(.process, .binary)) struct WorkerReplacementTests {
-  @Test(.timeLimit(.minutes(1)))
+  @Test(.timeLimit(.minutes(5)))
   func workersAreReplacedAfterTheirRender() async throws {
     let clock = ManualClock()
     let (pool, _) = try WorkerMemoryTests.pool(count: 1, restingLimitBytes: nil, pixelBudget: .max, clock: clock)

@@ -163,7 +163,7 @@ extension ReportWireTests {
 
 /// `innerpeace serve`, whose renders run in worker processes: the report crosses the wire.
 @Suite(.tags(.live, .process, .binary)) struct ReportThroughWorkersTests {
-  @Test(.timeLimit(.minutes(1)))
+  @Test(.timeLimit(.minutes(5)))
   func reportComesBackFromAWorker() async throws {
     let server = try await ServerProcess.start(
       arguments: ["serve", "--port", "0", "--host", "127.0.0.1", "--concurrency", "1"])

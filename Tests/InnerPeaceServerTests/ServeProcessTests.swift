@@ -12,7 +12,7 @@ import Testing
 @Suite(.tags(.live, .process, .binary)) struct ServeProcessTests {
   /// A malformed catalog fails at start-up: a non-zero exit (the 60 s bound is a hang guard),
   /// one stderr line naming the file and the line and column, and never a "listening" line.
-  @Test(.timeLimit(.minutes(1)))
+  @Test(.timeLimit(.minutes(5)))
   func malformedCatalogFailsBeforeListening() async throws {
     let folder = FileManager.default.temporaryDirectory
       .appendingPathComponent("innerpeace-serve-catalog-\(UUID().uuidString)", isDirectory: true)
@@ -38,7 +38,7 @@ import Testing
 
   /// A photo that cannot be drawn fails `serve --catalog` at start-up, with one line naming
   /// it, instead of a healthy server that answers 500 for every card that uses it.
-  @Test(.timeLimit(.minutes(1)))
+  @Test(.timeLimit(.minutes(5)))
   func undrawablePhotoFailsBeforeListening() async throws {
     let folder = FileManager.default.temporaryDirectory
       .appendingPathComponent("innerpeace-serve-photo-\(UUID().uuidString)", isDirectory: true)

@@ -176,7 +176,7 @@ func wireRoundTrip(_ card: RenderedCard) throws -> (facts: CardFacts, bytes: [UI
 
   /// A worker that cannot start at all stops `serve` at start-up: exit 70, one line naming the
   /// cause, never a "listening" line.
-  @Test(.timeLimit(.minutes(1)))
+  @Test(.timeLimit(.minutes(5)))
   func workerThatCannotStartFailsStartUp() async throws {
     let flag = FileManager.default.temporaryDirectory.appendingPathComponent("innerpeace-no-start-\(UUID().uuidString)")
     _ = FileManager.default.createFile(atPath: flag.path, contents: Data())
@@ -192,7 +192,7 @@ func wireRoundTrip(_ card: RenderedCard) throws -> (facts: CardFacts, bytes: [UI
   }
 
   /// Workers die with the server even when it is killed outright (no drain, no closing).
-  @Test(.timeLimit(.minutes(1)))
+  @Test(.timeLimit(.minutes(5)))
   func workersDieWithAKilledServer() async throws {
     let server = try await WorkerServer.start(arguments: ["--concurrency", "2"], environment: Self.faults)
     defer { server.stop() }
@@ -211,7 +211,7 @@ func wireRoundTrip(_ card: RenderedCard) throws -> (facts: CardFacts, bytes: [UI
 
   /// A worker sent a hello of another wire version refuses it: it exits with status 1 and says
   /// why on stderr (the server's log), instead of misreading the requests that would follow.
-  @Test(.timeLimit(.minutes(1)))
+  @Test(.timeLimit(.minutes(5)))
   func workerRefusesAnotherWireVersion() async throws {
     let binary = try ServerProcess.binary()
     var pair: [Int32] = [-1, -1]
@@ -240,7 +240,7 @@ func wireRoundTrip(_ card: RenderedCard) throws -> (facts: CardFacts, bytes: [UI
   /// A worker killed while idle is seen at once, with no request: the workers gauge drops and
   /// comes back to two with a new worker, the failure is counted and logged, and the dead worker
   /// is reaped (no `<defunct>` left).
-  @Test(.timeLimit(.minutes(1)))
+  @Test(.timeLimit(.minutes(5)))
   func idleWorkerDeathIsSeenAndReplaced() async throws {
     let server = try await WorkerServer.start(arguments: ["--concurrency", "2"], environment: Self.faults)
     defer { server.stop() }
@@ -263,7 +263,7 @@ func wireRoundTrip(_ card: RenderedCard) throws -> (facts: CardFacts, bytes: [UI
 
   /// The control: with --in-process the same trapping request takes the whole server down. It
   /// proves the trigger really traps, so the tests above pass because of the worker processes.
-  @Test(.timeLimit(.minutes(1)))
+  @Test(.timeLimit(.minutes(5)))
   func inProcessTrapStopsTheServer() async throws {
     let server = try await WorkerServer.start(arguments: ["--in-process"], environment: Self.faults)
     defer { server.stop() }

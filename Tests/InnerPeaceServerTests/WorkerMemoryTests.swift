@@ -139,7 +139,7 @@ import Testing
   /// A worker killed while idle is seen without any request: the workers gauge drops (and stays
   /// down while its replacement cannot start, backing off on the test's clock), the failures are
   /// counted, the dead worker is reaped, and once a worker can start the gauge is back to two.
-  @Test(.timeLimit(.minutes(1)))
+  @Test(.timeLimit(.minutes(5)))
   func idleWorkerDeathIsSeenWithoutARequest() async throws {
     let flag = FileManager.default.temporaryDirectory.appendingPathComponent("innerpeace-no-start-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: flag) }
