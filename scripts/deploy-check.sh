@@ -133,10 +133,13 @@ systemd_service() {
   local podman=(podman --runtime "$(command -v runc)")
   bare_root "$rootfs"
   mkdir -p "$rootfs/etc/systemd/system" "$rootfs/etc/innerpeace"
-  sed "s#/opt/innerpeace/innerpeace#$binary#" "$root/deploy/systemd/innerpeace.service" \
+  # The unit runs the binary from /opt/innerpeace, as installed: its own path may be under /tmp,
+  # which the unit's PrivateTmp hides from the service.
+  sed "s#/opt/innerpeace/innerpeace#/opt/innerpeace/${binary##*/}#" "$root/deploy/systemd/innerpeace.service" \
     >"$rootfs/etc/systemd/system/innerpeace.service"
   cp "$root/deploy/systemd/innerpeace.env" "$rootfs/etc/innerpeace/innerpeace.env"
   mapfile -t mounts < <(binary_mounts)
+  mounts+=(-v "$(dirname "$binary"):/opt/innerpeace:ro")
   "${podman[@]}" run -d --name "$name" --systemd=always --network none -v /usr:/usr:ro "${mounts[@]}" \
     --rootfs "$rootfs" /lib/systemd/systemd >/dev/null || return 1
   container_name=$name
