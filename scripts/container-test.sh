@@ -213,7 +213,8 @@ echo "ok: the image's HEALTHCHECK ($("${podman[@]}" image inspect --format '{{js
 python3 scripts/container-check.py "$port" drain "${podman[@]}" kill -s TERM "$container"
 status=$(timeout 60 "${podman[@]}" wait "$container")
 logs=$("${podman[@]}" logs "$container" 2>&1)
-[ "$status" = 0 ] && grep -q "innerpeace: stopped" <<<"$logs" || {
+# The service's last record, in its text (logfmt) or JSON log format.
+[ "$status" = 0 ] && grep -Eq '(^| )msg=stopped( |$)|"msg":"stopped"' <<<"$logs" || {
   tail -20 <<<"$logs"
   echo "innerpeace: container test FAILED: after SIGTERM: exit $status, 'stopped' line: $(grep -c stopped <<<"$logs")"
   exit 1
