@@ -214,7 +214,7 @@ python3 scripts/container-check.py "$port" drain "${podman[@]}" kill -s TERM "$c
 status=$(timeout 60 "${podman[@]}" wait "$container")
 logs=$("${podman[@]}" logs "$container" 2>&1)
 # The service's last record, in its text (logfmt) or JSON log format.
-[ "$status" = 0 ] && grep -Eq '(^| )msg=stopped( |$)|"msg":"stopped"' <<<"$logs" || {
+[ "$status" = 0 ] && grep -Eq '(^| )msg=stopped( |$)|"message":"stopped"' <<<"$logs" || {
   tail -20 <<<"$logs"
   echo "innerpeace: container test FAILED: after SIGTERM: exit $status, 'stopped' line: $(grep -c stopped <<<"$logs")"
   exit 1
