@@ -58,6 +58,49 @@ import Testing
     #expect(failures.withLock { $0 } == [])
   }
 
+  /// A fonts folder registered while other threads lay out and draw: fontconfig's
+  /// `FcConfigAppFontAddDir` grows the font set that `FcFontSort` (Pango's font loading) reads, so
+  /// the registration must hold ``FontLock`` like every other call that reads it. Without it the
+  /// suite crashed in `libfontconfig` (a sort comparator reading a freed node) when
+  /// `ContentVersionTests` installed a copy of the fonts while server tests rendered.
+  @Test func registeringFontsWhileOthersRender() throws {
+    let renderer = Fixtures.renderer
+    let bundled = URL(fileURLWithPath: renderer.bundledFontPath)
+    let size = try CanvasSize(width: 240, height: 200)
+    let failures = Locked<[String]>([])
+    let stop = Locked(false)
+    let done = DispatchGroup()
+    for worker in 0..<2 {
+      done.enter()
+      Thread {
+        defer { done.leave() }
+        var round = 0
+        while !stop.withLock({ $0 }) && round < 400 {
+          let text = Self.texts[(round * 2 + worker) % Self.texts.count]
+          do {
+            _ = try renderer.fitText(text, author: "Anonymous", preset: .custom(size))
+          } catch {
+            failures.withLock { $0.append("\(worker)/\(round): \(error)") }
+          }
+          _ = FontSetup.fallbackFontFiles(bundledFontPath: renderer.bundledFontPath)
+          round += 1
+        }
+      }.start()
+    }
+    try withTemporaryFolder("innerpeace-fonts") { root in
+      for index in 0..<Self.registrations {
+        let folder = root.appendingPathComponent("Fonts\(index)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: bundled, to: folder.appendingPathComponent(FontSetup.fileName))
+        #expect(try FontSetup.register(fontsDirectory: folder).hasPrefix(folder.path))
+      }
+      stop.withLock { $0 = true }
+      done.wait()
+    }
+    #expect(failures.withLock { $0 } == [])
+  }
+
   static let rounds = Int(ProcessInfo.processInfo.environment["INNERPEACE_THREAD_ROUNDS"] ?? "") ?? 6
   static let threadsPerRound = 8
+  static let registrations = Int(ProcessInfo.processInfo.environment["INNERPEACE_FONT_REGISTRATIONS"] ?? "") ?? 24
 }

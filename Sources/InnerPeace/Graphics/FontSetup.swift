@@ -30,11 +30,18 @@ enum FontSetup {
     guard FileManager.default.fileExists(atPath: path) else {
       throw .fontsUnavailable(reason: "\(path) is missing")
     }
-    let added = registeredFolders.withLock { folders -> Bool in
-      if folders.contains(folder) { return true }
-      guard FcInit() != 0, FcConfigAppFontAddDir(nil, folder) != 0 else { return false }
-      folders.insert(folder)
-      return true
+    // Adding a folder grows the font set that every `FcFontSort` (Pango's font loading) reads,
+    // so it holds ``FontLock`` as they do. The set is then fixed: fontconfig's rescan (every 30 s
+    // by default) could swap in a configuration without the bundled fonts and change the fonts a
+    // card resolves to under a content version computed at start.
+    let added = FontLock.withLock {
+      registeredFolders.withLock { folders -> Bool in
+        if folders.contains(folder) { return true }
+        guard FcInit() != 0, FcConfigAppFontAddDir(nil, folder) != 0 else { return false }
+        _ = FcConfigSetRescanInterval(nil, 0)
+        folders.insert(folder)
+        return true
+      }
     }
     guard added else { throw .fontsUnavailable(reason: "fontconfig could not add \(folder)") }
     return path
