@@ -1,3 +1,4 @@
+import CInnerPeace
 import Foundation
 import InnerPeace
 import Testing
@@ -140,6 +141,38 @@ struct RenderTests {
     let chunk = String(decoding: card.bytes[12..<16], as: UTF8.self)
     #expect(chunk == "VP8L" || chunk == "VP8X", "an alpha WebP is VP8L or VP8X, not \(chunk)")
     if chunk == "VP8X" { #expect(card.bytes[20] & 0x10 != 0, "VP8X alpha flag") }
+  }
+
+  /// WebP is lossy, but its pixels are the card's: opaque cards are imported from Cairo's BGRX
+  /// bytes as they are, transparent ones unpremultiplied to RGBA. A channel order or alpha mistake
+  /// costs far more than the 35 dB floor (the default quality gives about 42 dB at og).
+  @Test(arguments: [false, true]) func webPDecodesToTheCardsPixels(transparent: Bool) throws {
+    func card(_ format: ImageFormat) throws -> [UInt8] {
+      try renderer.render(
+        CardRequest(preset: .og, quote: .index(3), seed: 5, format: format, transparent: transparent)
+      ).bytes
+    }
+    let reference = try PNGCodec.decode(try card(.png))
+    let webp = try card(.webp)
+    var width: Int32 = 0
+    var height: Int32 = 0
+    let decoded = try #require(WebPDecodeRGBA(webp, webp.count, &width, &height))
+    defer { WebPFree(decoded) }
+    #expect(Int(width) == reference.width && Int(height) == reference.height)
+    var squares = 0.0
+    var alphaOff = 0
+    for index in 0..<reference.width * reference.height {
+      let alpha = Int(reference.rgba[4 * index + 3])
+      alphaOff = max(alphaOff, abs(Int(decoded[4 * index + 3]) - alpha))
+      // Colour counts where it shows: weighted by the reference's alpha.
+      for channel in 0..<3 {
+        let difference = Double(Int(decoded[4 * index + channel]) - Int(reference.rgba[4 * index + channel]))
+        squares += difference * difference * Double(alpha) / 255
+      }
+    }
+    let psnr = 10 * log10(255 * 255 / (squares / Double(3 * reference.width * reference.height)))
+    #expect(psnr > 35, "PSNR \(psnr) dB against the PNG")
+    #expect(alphaOff <= (transparent ? 8 : 0), "alpha off by \(alphaOff)")
   }
 
   @Test func jpegCannotBeTransparent() {

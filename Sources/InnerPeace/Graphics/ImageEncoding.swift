@@ -8,8 +8,10 @@ enum ImageEncoding {
   static let jpegQuality: Int32 = 90
   /// WebP quality, 0...100.
   static let webpQuality: Float = 90
-  /// libwebp's speed/size trade-off, 0 (fast) to 6 (small).
-  static let webpMethod: Int32 = 2
+  /// libwebp's speed/size trade-off, 0 (fast) to 6 (small). Method 0 encodes an og card in two
+  /// thirds of method 2's time at the same PSNR and SSIM, for a file about 23 % larger (still
+  /// smaller than the JPEG); see BENCHMARKS.md.
+  static let webpMethod: Int32 = 0
   /// libdeflate level for PNG. Level 1 over Up-filtered rows gives photo cards about 5 % larger
   /// than libpng's default (zlib 6, adaptive filters) in a quarter of the time; see BENCHMARKS.md.
   static let pngCompressionLevel: Int32 = 1
@@ -168,21 +170,23 @@ enum ImageEncoding {
 
   private static func webp(_ surface: ImageSurface, quality: Float) throws(InnerPeaceError) -> [UInt8] {
     let alpha = hasAlpha(surface)
-    let channels = alpha ? 4 : 3
     let width = surface.width
-    // Packed rows (3 or 4 bytes a pixel) are never longer than the surface's, so they are written
-    // over the surface, top down, each row read whole (into `row`) before its packed form is written.
-    let packed = surface.data
     let stride = surface.stride
-    var row = [UInt8](repeating: 0, count: stride)
-    row.withUnsafeMutableBufferPointer { row in
-      for y in 0..<surface.height {
-        row.baseAddress!.update(from: packed + y * stride, count: stride)
-        unpack(row: row.baseAddress!, width: width, alpha: alpha, into: packed + y * width * channels)
+    // An opaque card's pixels are Cairo's BGRX bytes, which libwebp imports as they are. A
+    // transparent card's are premultiplied: they are unpremultiplied to packed RGBA rows, never
+    // longer than the surface's, so written over the surface, top down, each row read whole
+    // (into `row`) before its packed form is written.
+    let pixels = surface.data
+    if alpha {
+      var row = [UInt8](repeating: 0, count: stride)
+      row.withUnsafeMutableBufferPointer { row in
+        for y in 0..<surface.height {
+          row.baseAddress!.update(from: pixels + y * stride, count: stride)
+          unpack(row: row.baseAddress!, width: width, alpha: true, into: pixels + y * width * 4)
+        }
       }
     }
-    // The advanced API, for its speed setting: method 2 is about twice as fast as the
-    // simple API's method 4, for files about 2 % larger (BENCHMARKS.md).
+    // The advanced API, for its speed setting (``webpMethod``).
     var config = WebPConfig()
     guard WebPConfigInit(&config) != 0 else { throw .encodingFailed(format: .webp, reason: "libwebp version mismatch") }
     config.quality = quality
@@ -196,8 +200,8 @@ enum ImageEncoding {
     picture.height = Int32(surface.height)
     let imported =
       alpha
-      ? WebPPictureImportRGBA(&picture, packed, Int32(width * 4))
-      : WebPPictureImportRGB(&picture, packed, Int32(width * 3))
+      ? WebPPictureImportRGBA(&picture, pixels, Int32(width * 4))
+      : WebPPictureImportBGRX(&picture, pixels, Int32(stride))
     guard imported != 0 else { throw .encodingFailed(format: .webp, reason: "out of memory") }
     var writer = WebPMemoryWriter()
     WebPMemoryWriterInit(&writer)
