@@ -172,18 +172,20 @@ __attribute__((target("ssse3"))) static void unpack_rgb_ssse3(const uint8_t *res
 /// Fills the four candidate rows and returns the filter type (1 Sub, 2 Up, 3 Average, 4 Paeth) of
 /// the cheapest; ties go to the earlier of Up, Sub, Paeth, Average.
 static int filter_candidates(const uint8_t *restrict cur, const uint8_t *restrict prev, size_t count, size_t bpp,
-                             uint8_t *restrict candidates[4], int scalar) {
+                             uint8_t *restrict candidates[4], int kernels) {
   uint32_t costs[4] = {0, 0, 0, 0};
   size_t done = 0;
 #if defined(__SSE2__)
-  if (!scalar) {
+  if (kernels != INNERPEACE_PNG_SCALAR) {
 #if defined(INNERPEACE_AVX2)
-    if (__builtin_cpu_supports("avx2")) done = filter_candidates_avx2(cur, prev, count, bpp, candidates, costs);
+    if (kernels == INNERPEACE_PNG_BEST && __builtin_cpu_supports("avx2")) {
+      done = filter_candidates_avx2(cur, prev, count, bpp, candidates, costs);
+    }
 #endif
     done = filter_candidates_sse2(cur, prev, done, count, bpp, candidates, costs);
   }
 #else
-  (void)scalar;
+  (void)kernels;
 #endif
   filter_candidates_scalar(cur, prev, done, count, bpp, candidates, costs);
   static const int order[4] = {2, 1, 4, 3};
@@ -619,7 +621,7 @@ size_t innerpeace_png_bound(int width, int height, int alpha) {
 typedef struct {
   const uint8_t *pixels;
   size_t stride, bpp, row;
-  int width, alpha, scalar;
+  int width, alpha, kernels;
   uint8_t *previous, *current, *candidates[4];
 } row_filter;
 
@@ -630,7 +632,7 @@ static size_t filter_rows(row_filter *filter, int y0, int y1, uint8_t *target) {
   for (int y = y0; y < y1; y++) {
     const uint8_t *source = filter->pixels + (size_t)y * filter->stride;
 #if defined(INNERPEACE_AVX2)
-    if (!filter->scalar && !filter->alpha && __builtin_cpu_supports("ssse3")) {
+    if (filter->kernels == INNERPEACE_PNG_BEST && !filter->alpha && __builtin_cpu_supports("ssse3")) {
       unpack_rgb_ssse3(source, filter->current, filter->width);
     } else {
       innerpeace_unpack_row(source, filter->current, filter->width, filter->alpha);
@@ -639,7 +641,7 @@ static size_t filter_rows(row_filter *filter, int y0, int y1, uint8_t *target) {
     innerpeace_unpack_row(source, filter->current, filter->width, filter->alpha);
 #endif
     const int type = filter_candidates(filter->current, filter->previous, filter->row, filter->bpp,
-                                       filter->candidates, filter->scalar);
+                                       filter->candidates, filter->kernels);
     target[count] = (uint8_t)type;
     memcpy(target + count + 1, filter->candidates[type - 1], filter->row);
     count += filter->row + 1;
@@ -680,7 +682,7 @@ static void put_big_endian(uint8_t *target, uint32_t value) {
 }
 
 size_t innerpeace_png_encode(const uint8_t *pixels, size_t stride, int width, int height, int alpha,
-                             uint8_t *output, size_t capacity, int scalar) {
+                             uint8_t *output, size_t capacity, int kernels) {
   if (width <= 0 || height <= 0 || capacity < innerpeace_png_bound(width, height, alpha)) return 0;
   const size_t bpp = alpha ? 4 : 3, row = row_bytes(width, alpha), filtered_row = row + 1;
   const size_t rows_per_band = band_rows(filtered_row);
@@ -716,7 +718,7 @@ size_t innerpeace_png_encode(const uint8_t *pixels, size_t stride, int width, in
   bit_writer writer = {0, 0, zlib + 2};
   uint32_t adler = 1;
 
-  row_filter filter = {pixels, stride, bpp, row, width, alpha, scalar, previous, current,
+  row_filter filter = {pixels, stride, bpp, row, width, alpha, kernels, previous, current,
                        {candidates[0], candidates[1], candidates[2], candidates[3]}};
   for (int y0 = 0; y0 < height; y0 += (int)rows_per_band) {
     const int y1 = y0 + (int)rows_per_band < height ? y0 + (int)rows_per_band : height;

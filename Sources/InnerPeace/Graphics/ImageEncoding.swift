@@ -58,26 +58,43 @@ package enum ImageEncoding {
       alpha: hasAlpha(surface))
   }
 
+  /// The PNG encoder's loops. Every choice writes the same bytes; tests and the fuzz target compare them.
+  package enum PNGKernels: CaseIterable, Sendable {
+    /// The fastest the processor has: AVX2 and SSSE3 where present, else SSE2, else plain C.
+    case best
+    /// Plain C loops compiled without vectorisation.
+    case scalar
+    /// SSE2 only (the x86-64 baseline), as on a processor without AVX2 or SSSE3.
+    case baseline
+
+    var code: Int32 {
+      switch self {
+      case .best: Int32(INNERPEACE_PNG_BEST)
+      case .scalar: Int32(INNERPEACE_PNG_SCALAR)
+      case .baseline: Int32(INNERPEACE_PNG_BASELINE)
+      }
+    }
+  }
+
   /// Encodes Cairo pixels (rows `stride` bytes apart; B G R X, or premultiplied B G R A when
   /// `alpha`) as PNG: RGB, or straight RGBA when `alpha`. The pixels are only read.
-  /// - Parameter scalar: runs the loops without vector instructions; the bytes are the same (tests
-  ///   compare the two).
+  /// - Parameter kernels: which loops run; the bytes are the same whichever.
   /// - Throws: ``InnerPeaceError/encodingFailed(format:reason:)`` when memory runs out.
   package static func png(
-    pixels: UnsafePointer<UInt8>, stride: Int, width: Int, height: Int, alpha: Bool, scalar: Bool = false
+    pixels: UnsafePointer<UInt8>, stride: Int, width: Int, height: Int, alpha: Bool, kernels: PNGKernels = .best
   ) throws(InnerPeaceError) -> [UInt8] {
     let bound = innerpeace_png_bound(Int32(width), Int32(height), alpha ? 1 : 0)
     // Only the pages the encoder writes become resident; the rest of the bound is address space.
     let png = [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
       count = innerpeace_png_encode(
-        pixels, stride, Int32(width), Int32(height), alpha ? 1 : 0, buffer.baseAddress, bound, scalar ? 1 : 0)
+        pixels, stride, Int32(width), Int32(height), alpha ? 1 : 0, buffer.baseAddress, bound, kernels.code)
     }
     guard !png.isEmpty else { throw .encodingFailed(format: .png, reason: "out of memory") }
     return png
   }
 
   /// The PNG writer before issue 21, for the benchmark's comparison: every row Up-filtered, then
-  /// libdeflate at ``pngCompressionLevel``. Same arguments as ``png(pixels:stride:width:height:alpha:scalar:)``.
+  /// libdeflate at ``pngCompressionLevel``. Same arguments as ``png(pixels:stride:width:height:alpha:kernels:)``.
   package static func pngLibdeflateUp(
     pixels: UnsafePointer<UInt8>, stride: Int, width: Int, height: Int, alpha: Bool
   ) throws(InnerPeaceError) -> [UInt8] {
