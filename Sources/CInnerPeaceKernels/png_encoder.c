@@ -322,10 +322,14 @@ static void build_code_lengths(const uint32_t *frequencies, int count, int limit
   }
 }
 
+/// The low `length` bits of `code` (at most 16) in reverse order.
 static uint32_t reverse_bits(uint32_t code, unsigned length) {
-  uint32_t reversed = 0;
-  for (unsigned k = 0; k < length; k++) reversed |= ((code >> k) & 1u) << (length - 1 - k);
-  return reversed;
+  uint32_t reversed = code & 0xFFFF;
+  reversed = (reversed & 0x5555) << 1 | (reversed >> 1 & 0x5555);
+  reversed = (reversed & 0x3333) << 2 | (reversed >> 2 & 0x3333);
+  reversed = (reversed & 0x0F0F) << 4 | (reversed >> 4 & 0x0F0F);
+  reversed = (reversed & 0x00FF) << 8 | (reversed >> 8 & 0x00FF);
+  return reversed >> (16 - length);
 }
 
 /// Deflate's canonical codes for `lengths`, bit-reversed for the LSB-first bit writer.
@@ -366,9 +370,9 @@ static inline unsigned next_match(size_t run) {
 
 /// Counts the band's symbols: literals, and runs of zeros (at least 8, from an 8-byte word of zeros)
 /// as a literal zero then matches at distance 1.
-static void count_symbols(const uint8_t *data, size_t count, uint32_t *frequencies) {
-  uint32_t spare[3][256];
-  memset(spare, 0, sizeof spare);
+/// `spare` holds three more tables of literal counts (spread so that repeated bytes do not wait on
+/// each other), added to `frequencies` by the caller.
+static void count_symbols(const uint8_t *data, size_t count, uint32_t *frequencies, uint32_t spare[3][256]) {
   size_t i = 0;
   while (i + 8 <= count) {
     uint64_t word;
@@ -404,7 +408,6 @@ static void count_symbols(const uint8_t *data, size_t count, uint32_t *frequenci
     }
   }
   for (; i < count; i++) frequencies[data[i]]++;
-  for (int s = 0; s < 256; s++) frequencies[s] += spare[0][s] + spare[1][s] + spare[2][s];
 }
 
 /// Writes the band's symbols: literals with `codes` (bit-reversed) of `lengths` bits, and each run
@@ -727,9 +730,12 @@ size_t innerpeace_png_encode(const uint8_t *pixels, size_t stride, int width, in
     const int final = y1 == height;
     // The code comes from every sample_step-th row of the band, each literal and length symbol
     // counted once more so that every one has a code.
-    uint32_t frequencies[literal_symbols] = {0};
+    uint32_t frequencies[literal_symbols] = {0}, spare[3][256] = {{0}};
     for (size_t offset = 0; offset < count; offset += sample_step * filtered_row) {
-      count_symbols(band + offset, filtered_row, frequencies);
+      count_symbols(band + offset, filtered_row, frequencies, spare);
+    }
+    for (int symbol = 0; symbol < 256; symbol++) {
+      frequencies[symbol] += spare[0][symbol] + spare[1][symbol] + spare[2][symbol];
     }
     for (int symbol = 0; symbol < literal_symbols; symbol++) frequencies[symbol] += symbol != 256;
     frequencies[256] = 1;
