@@ -603,12 +603,6 @@ static size_t band_rows(size_t filtered_row) {
   return rows ? rows : 1;
 }
 
-size_t innerpeace_png_scratch_bytes(int width, int alpha) {
-  const size_t filtered_row = row_bytes(width, alpha) + 1;
-  return band_rows(filtered_row) * filtered_row + 2 * (row_bytes(width, alpha) + row_padding) +
-         4 * row_bytes(width, alpha) + sizeof(dynamic_block);
-}
-
 size_t innerpeace_png_bound(int width, int height, int alpha) {
   const size_t filtered_row = row_bytes(width, alpha) + 1;
   const size_t filtered = filtered_row * (size_t)height;

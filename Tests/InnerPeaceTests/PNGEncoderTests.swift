@@ -21,22 +21,31 @@ struct PNGEncoderTests {
     /// The straight RGB or RGBA rows a decoder must give back: alpha 255 keeps the colour, alpha 0
     /// gives black, else each channel is round(c * 255 / a), at most 255.
     var expected: [UInt8] {
-      var result: [UInt8] = []
-      result.reserveCapacity(width * height * (alpha ? 4 : 3))
-      for y in 0..<height {
-        for x in 0..<width {
-          let offset = y * stride + x * 4
-          let (b, g, r, a) = (
-            Int(bytes[offset]), Int(bytes[offset + 1]), Int(bytes[offset + 2]), Int(bytes[offset + 3])
-          )
-          guard alpha else {
-            result += [UInt8(r), UInt8(g), UInt8(b)]
-            continue
+      let channels = alpha ? 4 : 3
+      var result = [UInt8](repeating: 0, count: width * height * channels)
+      bytes.withUnsafeBufferPointer { source in
+        result.withUnsafeMutableBufferPointer { target in
+          var out = 0
+          for y in 0..<height {
+            var pixel = y * stride
+            for _ in 0..<width {
+              let (b, g, r, a) = (
+                Int(source[pixel]), Int(source[pixel + 1]), Int(source[pixel + 2]), Int(source[pixel + 3])
+              )
+              pixel += 4
+              if !alpha {
+                (target[out], target[out + 1], target[out + 2]) = (UInt8(r), UInt8(g), UInt8(b))
+              } else if a == 255 {
+                (target[out], target[out + 1], target[out + 2], target[out + 3]) = (UInt8(r), UInt8(g), UInt8(b), 255)
+              } else if a > 0 {
+                target[out] = UInt8(min(255, (r * 255 + a / 2) / a))
+                target[out + 1] = UInt8(min(255, (g * 255 + a / 2) / a))
+                target[out + 2] = UInt8(min(255, (b * 255 + a / 2) / a))
+                target[out + 3] = UInt8(a)
+              }
+              out += channels
+            }
           }
-          func straight(_ c: Int) -> UInt8 {
-            a == 255 ? UInt8(c) : a == 0 ? 0 : UInt8(min(255, (c * 255 + a / 2) / a))
-          }
-          result += [straight(r), straight(g), straight(b), UInt8(a)]
         }
       }
       return result
@@ -180,8 +189,10 @@ struct PNGEncoderTests {
       var image = Pixels(
         name: "card", width: surface.width, height: surface.height, alpha: surface.format == .argb32, bytes: [])
       image.bytes = [UInt8](repeating: 0, count: image.stride * surface.height)
-      for y in 0..<surface.height {
-        for x in 0..<surface.width * 4 { image.bytes[y * image.stride + x] = surface.data[y * stride + x] }
+      image.bytes.withUnsafeMutableBufferPointer { target in
+        for y in 0..<surface.height {
+          (target.baseAddress! + y * image.stride).update(from: surface.data + y * stride, count: surface.width * 4)
+        }
       }
       canvas = image
     }

@@ -32,8 +32,4 @@ enum {
 size_t innerpeace_png_encode(const uint8_t *pixels, size_t stride, int width, int height, int alpha,
                              uint8_t *output, size_t capacity, int kernels);
 
-/// The encoder's working memory apart from `output`, in bytes, for a given width (a band of
-/// filtered rows and five rows).
-size_t innerpeace_png_scratch_bytes(int width, int alpha);
-
 #endif
