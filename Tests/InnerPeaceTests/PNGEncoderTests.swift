@@ -188,12 +188,14 @@ struct PNGEncoderTests {
       let stride = surface.stride
       var image = Pixels(
         name: "card", width: surface.width, height: surface.height, alpha: surface.format == .argb32, bytes: [])
-      image.bytes = [UInt8](repeating: 0, count: image.stride * surface.height)
-      image.bytes.withUnsafeMutableBufferPointer { target in
+      let copyStride = image.stride
+      var bytes = [UInt8](repeating: 0, count: copyStride * surface.height)
+      bytes.withUnsafeMutableBufferPointer { target in
         for y in 0..<surface.height {
-          (target.baseAddress! + y * image.stride).update(from: surface.data + y * stride, count: surface.width * 4)
+          (target.baseAddress! + y * copyStride).update(from: surface.data + y * stride, count: surface.width * 4)
         }
       }
+      image.bytes = bytes
       canvas = image
     }
     let image = try #require(canvas)

@@ -6,15 +6,17 @@ import InnerPeace
 /// must give back exactly the pixels encoded (RGB, or straight RGBA unpremultiplied as Cairo's
 /// pixels are). Anything else is a crash.
 ///
-/// Input: width - 1 and height - 1 (two bytes each, little-endian, taken modulo 300), a flags
-/// byte (bit 0: alpha; bits 1-3: extra row padding in pixels), then the pixels' bytes (B G R A),
+/// Input: width - 1 and height - 1 (two bytes each, little-endian, taken modulo 300, the height
+/// modulo 40 unless flags bit 4 is set), a flags byte (bit 0: alpha; bits 1-3: extra row padding
+/// in pixels; bit 4: tall), then the pixels' bytes (B G R A),
 /// repeated to fill the image (a short input makes a flat image, a long one noise or a picture).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzEncoder(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
   guard let data, size >= 6 else { return 0 }
   let input = UnsafeBufferPointer(start: data, count: size)
   let width = (Int(input[0]) | Int(input[1]) << 8) % 300 + 1
-  let height = (Int(input[2]) | Int(input[3]) << 8) % 300 + 1
+  // Most images are short (fast to check); flags bit 4 allows up to 300 rows, several bands.
+  let height = (Int(input[2]) | Int(input[3]) << 8) % (input[4] & 16 == 0 ? 40 : 300) + 1
   let alpha = input[4] & 1 == 1
   let stride = (width + Int(input[4] >> 1 & 7)) * 4
   let source = input[5...]
