@@ -43,8 +43,10 @@ static inline uint32_t residual_cost(uint8_t residual) { return (uint32_t)abs((i
 static void filter_candidates_scalar(const uint8_t *restrict cur, const uint8_t *restrict prev, size_t start,
                                      size_t count, size_t bpp, uint8_t *restrict candidates[4],
                                      uint32_t costs[4]) {
+  // The bytes one pixel to the left (the rows have zero padding before them).
+  const uint8_t *cur_left = cur - bpp, *prev_left = prev - bpp;
   for (size_t i = start; i < count; i++) {
-    const int x = cur[i], a = cur[i - bpp], b = prev[i], c = prev[i - bpp];
+    const int x = cur[i], a = cur_left[i], b = prev[i], c = prev_left[i];
     const uint8_t sub = (uint8_t)(x - a), up = (uint8_t)(x - b), average = (uint8_t)(x - ((a + b) >> 1));
     const uint8_t paeth = (uint8_t)(x - paeth_predictor(a, b, c));
     candidates[0][i] = sub;
@@ -77,14 +79,16 @@ static inline __m128i select_bytes(__m128i mask, __m128i yes, __m128i no) {
 
 static size_t filter_candidates_sse2(const uint8_t *restrict cur, const uint8_t *restrict prev, size_t start,
                                      size_t count, size_t bpp, uint8_t *restrict candidates[4], uint32_t costs[4]) {
+  // The bytes one pixel to the left (the rows have zero padding before them).
+  const uint8_t *cur_left = cur - bpp, *prev_left = prev - bpp;
   __m128i sums[4] = {_mm_setzero_si128(), _mm_setzero_si128(), _mm_setzero_si128(), _mm_setzero_si128()};
   const __m128i one = _mm_set1_epi8(1);
   size_t i = start;
   for (; i + 16 <= count; i += 16) {
     const __m128i x = _mm_loadu_si128((const __m128i *)(cur + i));
-    const __m128i a = _mm_loadu_si128((const __m128i *)(cur + i - bpp));
+    const __m128i a = _mm_loadu_si128((const __m128i *)(cur_left + i));
     const __m128i b = _mm_loadu_si128((const __m128i *)(prev + i));
-    const __m128i c = _mm_loadu_si128((const __m128i *)(prev + i - bpp));
+    const __m128i c = _mm_loadu_si128((const __m128i *)(prev_left + i));
     // floor((a + b) / 2) from the rounding-up average.
     const __m128i mean = _mm_sub_epi8(_mm_avg_epu8(a, b), _mm_and_si128(_mm_xor_si128(a, b), one));
     // Paeth in bytes: pa = |b - c|, pb = |a - c|, and pc = |(a - c) + (b - c)| is pa + pb when the
@@ -117,15 +121,17 @@ __attribute__((target("avx2"))) static size_t filter_candidates_avx2(const uint8
                                                                      const uint8_t *restrict prev, size_t count,
                                                                      size_t bpp, uint8_t *restrict candidates[4],
                                                                      uint32_t costs[4]) {
+  // The bytes one pixel to the left (the rows have zero padding before them).
+  const uint8_t *cur_left = cur - bpp, *prev_left = prev - bpp;
   __m256i sums[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
                      _mm256_setzero_si256()};
   const __m256i one = _mm256_set1_epi8(1), zero = _mm256_setzero_si256();
   size_t i = 0;
   for (; i + 32 <= count; i += 32) {
     const __m256i x = _mm256_loadu_si256((const __m256i *)(cur + i));
-    const __m256i a = _mm256_loadu_si256((const __m256i *)(cur + i - bpp));
+    const __m256i a = _mm256_loadu_si256((const __m256i *)(cur_left + i));
     const __m256i b = _mm256_loadu_si256((const __m256i *)(prev + i));
-    const __m256i c = _mm256_loadu_si256((const __m256i *)(prev + i - bpp));
+    const __m256i c = _mm256_loadu_si256((const __m256i *)(prev_left + i));
     const __m256i mean = _mm256_sub_epi8(_mm256_avg_epu8(a, b), _mm256_and_si256(_mm256_xor_si256(a, b), one));
     const __m256i pa = _mm256_or_si256(_mm256_subs_epu8(b, c), _mm256_subs_epu8(c, b));
     const __m256i pb = _mm256_or_si256(_mm256_subs_epu8(a, c), _mm256_subs_epu8(c, a));
