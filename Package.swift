@@ -42,8 +42,9 @@ let package = Package(
         ])
       ]
     ),
-    // The blur's and the PNG writer's pixel loops, in C so they vectorise.
-    .target(name: "CInnerPeaceKernels"),
+    // The blur's pixel loops and the PNG encoder, in C so they vectorise; libdeflate for the
+    // PNG's checksums and flat images.
+    .target(name: "CInnerPeaceKernels", linkerSettings: [.linkedLibrary("deflate")]),
     // Spawning render worker processes and arming their parent-death signal.
     .target(name: "CInnerPeaceProcess"),
     // PNG decoding through libpng (its errors longjmp, which Swift cannot catch), colour
@@ -133,6 +134,9 @@ let package = Package(
       swiftSettings: swiftSettings),
     .executableTarget(
       name: "FuzzImages", dependencies: ["InnerPeace", "FuzzSupport"], path: "Fuzz/Targets/FuzzImages",
+      swiftSettings: swiftSettings),
+    .executableTarget(
+      name: "FuzzEncoder", dependencies: ["InnerPeace", "FuzzSupport"], path: "Fuzz/Targets/FuzzEncoder",
       swiftSettings: swiftSettings),
     .executableTarget(
       name: "FuzzQuery", dependencies: ["InnerPeaceQuery", "FuzzSupport"], path: "Fuzz/Targets/FuzzQuery",

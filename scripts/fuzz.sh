@@ -6,7 +6,7 @@
 # starts from them.
 #
 #   FUZZ_SECONDS=60                       seconds per target (default 60)
-#   FUZZ_TARGETS="text catalog images query"  which targets, in this order (default: all four)
+#   FUZZ_TARGETS="text catalog images query encoder"  which targets, in this order (default: all five)
 #
 # A longer run of one target, for example the text path for an hour:
 #   FUZZ_SECONDS=3600 FUZZ_TARGETS=text bash scripts/fuzz.sh
@@ -16,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds="${FUZZ_SECONDS:-60}"
-targets="${FUZZ_TARGETS:-text catalog images query}"
+targets="${FUZZ_TARGETS:-text catalog images query encoder}"
 scratch=.build-fuzz
 
 # -sanitize=fuzzer instruments the Swift modules for coverage and links libFuzzer; -DFUZZING makes
@@ -40,7 +40,8 @@ product() {
     catalog) echo FuzzCatalog ;;
     images) echo FuzzImages ;;
     query) echo FuzzQuery ;;
-    *) echo "unknown fuzz target '$1' (text, catalog, images, query)" >&2; exit 64 ;;
+    encoder) echo FuzzEncoder ;;
+    *) echo "unknown fuzz target '$1' (text, catalog, images, query, encoder)" >&2; exit 64 ;;
   esac
 }
 
@@ -52,6 +53,7 @@ max_len() {
     catalog) echo 8192 ;;
     images) echo 16384 ;;
     query) echo 4096 ;;
+    encoder) echo 16384 ;;
   esac
 }
 

@@ -67,6 +67,8 @@ guarded 20 .build-thread/debug/innerpeacePackageTests.xctest --testing-library s
 # command and the shard merge for real; each check on a broken copy.
 bash scripts/deploy-check.sh .build/debug/innerpeace
 /usr/bin/python3 Tests/browser/page_test.py --binary .build/debug/innerpeace
+# The PNG encoder's files at every preset through pngcheck, Pillow and Chromium (under 2 minutes).
+/usr/bin/python3 Tests/png/png_decoders_test.py --binary .build/debug/innerpeace
 # CORS as a browser applies it: fetch() from a listed origin and from one not listed.
 /usr/bin/python3 Tests/browser/cors_test.py --binary .build/debug/innerpeace
 # Link previews as a link-preview parser reads them (metadata-parser, PyPI).

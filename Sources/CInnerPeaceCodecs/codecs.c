@@ -427,3 +427,29 @@ void innerpeace_orient(const uint32_t *source, uint32_t width, uint32_t height, 
     }
   }
 }
+
+int innerpeace_png_decode_exact(const uint8_t *data, size_t size, uint32_t width, uint32_t height,
+                                uint32_t channels, uint8_t *output, char *message, size_t message_capacity) {
+  png_image image;
+  memset(&image, 0, sizeof image);
+  image.version = PNG_IMAGE_VERSION;
+  if (!png_image_begin_read_from_memory(&image, data, size)) {
+    snprintf(message, message_capacity, "%s", image.message);
+    return -1;
+  }
+  const uint32_t stored_channels = PNG_IMAGE_SAMPLE_CHANNELS(image.format);
+  if (image.width != width || image.height != height || stored_channels != channels ||
+      PNG_IMAGE_SAMPLE_COMPONENT_SIZE(image.format) != 1) {
+    snprintf(message, message_capacity, "a %ux%u image of %u channels, not %ux%u of %u", image.width,
+             image.height, stored_channels, width, height, channels);
+    png_image_free(&image);
+    return -1;
+  }
+  image.format = channels == 4 ? PNG_FORMAT_RGBA : PNG_FORMAT_RGB;
+  if (!png_image_finish_read(&image, NULL, output, 0, NULL)) {
+    snprintf(message, message_capacity, "%s", image.message);
+    png_image_free(&image);
+    return -1;
+  }
+  return 0;
+}

@@ -1,6 +1,7 @@
 // innerpeace-bench: per-stage render timings, and an adapter for ../shared/bench/peers/run.sh.
 //
-//   innerpeace-bench stages [--runs N]          per-stage medians for og and classic (markdown)
+//   innerpeace-bench stages [--runs N]          per-stage medians for og and classic, then the PNG
+//                                              encoder alone, new and old, per preset (markdown)
 //   innerpeace-bench peer BG QUOTE AUTHOR W H OUT   one card, the peer benchmark's job
 //   innerpeace-bench colour [--runs N]          decode cost of colour profiles (markdown)
 //   innerpeace-bench lines [--preset P ...] [--catalog DIR]
@@ -113,6 +114,7 @@ func stages(runs: Int) throws {
       "| \(preset) | \(columns.joined(separator: " | ")) | \(card.layoutPasses) | \(card.bytes.count / 1024) | \(reference / 1024) | "
         + String(format: "%.3f", Double(card.bytes.count) / Double(reference)) + " |")
   }
+  try pngEncoderTable(runs: runs, catalog: catalog, renderer: warm, quote: medium)
 }
 
 /// The peer benchmark's job: BG QUOTE AUTHOR W H OUT.png, one card with that photo and text.

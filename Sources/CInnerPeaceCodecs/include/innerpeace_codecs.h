@@ -51,6 +51,13 @@ void innerpeace_colour_apply(const innerpeace_colour *colour, uint8_t *pixels, s
 
 void innerpeace_colour_free(innerpeace_colour *colour);
 
+/// Decodes an 8-bit RGB or RGBA PNG exactly as stored (straight alpha, no colour conversion) with
+/// libpng's reader, into `output` (`width * height * channels` bytes, rows packed), for checking
+/// an encoder's output pixel by pixel. Returns 0, or -1 when libpng refuses the file (or its size
+/// or channel count is not the one given) with libpng's reason in `message`.
+int innerpeace_png_decode_exact(const uint8_t *data, size_t size, uint32_t width, uint32_t height,
+                                uint32_t channels, uint8_t *output, char *message, size_t message_capacity);
+
 /// Decodes PNG bytes, averaging each `factor` x `factor` box of source pixels into one output
 /// pixel as the rows stream in, so the full-size image is never held (interlaced images keep one
 /// 16-bit or 32-bit sum per output channel instead). Palette, grey, 1 to 16 bits, alpha and

@@ -18,7 +18,7 @@ internal import CInnerPeaceCodecs
 /// segments through to the end-of-image marker, PNG chunks through to IEND with their CRCs), a
 /// format and colour space that can be decoded, and the size ``Limits`` allow. The catalog runs
 /// it once per photo at load; ``decode(_:covering:)`` runs it again before decoding.
-enum ImageDecoding {
+package enum ImageDecoding {
   /// Why an image cannot be decoded.
   struct ProbeFailure: Error {
     let reason: String
@@ -103,6 +103,33 @@ enum ImageDecoding {
   /// Whether the image can be decoded, and its size as seen (after EXIF orientation).
   static func probe(_ bytes: [UInt8]) -> Result<(width: Int, height: Int), ProbeFailure> {
     inspect(bytes).map { ($0.width, $0.height) }
+  }
+
+  /// The pixels of an 8-bit RGB (`channels` 3) or straight RGBA (`channels` 4) PNG of the given
+  /// size exactly as stored, rows packed, read by libpng's own reader: the PNG encoder's tests and
+  /// fuzz target compare them with the pixels encoded.
+  /// - Throws: ``InnerPeaceError/decodingFailed(reason:)`` with libpng's reason when libpng refuses
+  ///   the file, or when its size or channels differ.
+  package static func exactPixels(ofPNG bytes: [UInt8], width: Int, height: Int, channels: Int)
+    throws(InnerPeaceError) -> [UInt8]
+  {
+    var message = [CChar](repeating: 0, count: 256)
+    var status: Int32 = -1
+    let pixels = [UInt8](unsafeUninitializedCapacity: width * height * channels) { buffer, count in
+      status = bytes.withUnsafeBufferPointer { source in
+        message.withUnsafeMutableBufferPointer { text in
+          innerpeace_png_decode_exact(
+            source.baseAddress, source.count, UInt32(width), UInt32(height), UInt32(channels), buffer.baseAddress,
+            text.baseAddress, text.count)
+        }
+      }
+      count = status == 0 ? buffer.count : 0
+    }
+    guard status == 0 else {
+      throw .decodingFailed(
+        reason: String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+    }
+    return pixels
   }
 
   /// Checks and decodes an image, upright, reduced while decoding as far as it can be while it

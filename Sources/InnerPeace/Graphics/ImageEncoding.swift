@@ -1,9 +1,9 @@
 internal import CInnerPeace
 internal import CInnerPeaceKernels
 
-/// Encodes a finished Cairo surface as PNG (own writer over libdeflate), JPEG (libturbojpeg),
+/// Encodes a finished Cairo surface as PNG (own encoder in C, `innerpeace_png_encode`), JPEG (libturbojpeg),
 /// WebP (libwebp) or AVIF (libavif over libaom, in `ImageEncoding+AVIF.swift`).
-enum ImageEncoding {
+package enum ImageEncoding {
   /// JPEG quality, 1...100.
   static let jpegQuality: Int32 = 90
   /// WebP quality, 0...100.
@@ -12,12 +12,12 @@ enum ImageEncoding {
   /// thirds of method 2's time at the same PSNR and SSIM, for a file about 23 % larger (still
   /// smaller than the JPEG); see BENCHMARKS.md.
   static let webpMethod: Int32 = 0
-  /// libdeflate level for PNG. Level 1 over Up-filtered rows gives photo cards about 5 % larger
-  /// than libpng's default (zlib 6, adaptive filters) in a quarter of the time; see BENCHMARKS.md.
+  /// libdeflate level of the PNG writer before issue 21 (``pngLibdeflateUp(pixels:stride:width:height:alpha:)``,
+  /// kept for the benchmark's comparison).
   static let pngCompressionLevel: Int32 = 1
 
-  /// Encodes the surface's pixels. PNG and WebP reuse the surface's memory for their packed rows,
-  /// so the surface is spent: its pixels are not the card's afterwards.
+  /// Encodes the surface's pixels. A transparent card's WebP reuses the surface's memory for its
+  /// packed rows, so the surface is spent: its pixels are not the card's afterwards.
   /// - Parameter quality: JPEG, WebP or AVIF quality, clamped to 1...100; `nil` for the defaults
   ///   (AVIF's: ``avifDefaultQuantizer``).
   ///   PNG ignores it.
@@ -51,90 +51,94 @@ enum ImageEncoding {
 
   // MARK: PNG
 
+  /// Encodes the surface's pixels with the PNG encoder in C (`innerpeace_png_encode`): filters
+  /// chosen per row, a deflate made for filtered photographs, libdeflate for flat images. The
+  /// surface is only read.
   private static func png(_ surface: ImageSurface) throws(InnerPeaceError) -> [UInt8] {
-    let width = surface.width
-    let height = surface.height
-    let alpha = hasAlpha(surface)
+    try png(
+      pixels: surface.data, stride: surface.stride, width: surface.width, height: surface.height,
+      alpha: hasAlpha(surface))
+  }
+
+  /// The PNG encoder's loops. Every choice writes the same bytes; tests and the fuzz target compare them.
+  package enum PNGKernels: CaseIterable, Sendable {
+    /// The fastest the processor has: AVX2 and SSSE3 where present, else SSE2, else plain C.
+    case best
+    /// Plain C loops compiled without vectorisation.
+    case scalar
+    /// SSE2 only (the x86-64 baseline), as on a processor without AVX2 or SSSE3.
+    case baseline
+
+    var code: Int32 {
+      switch self {
+      case .best: Int32(INNERPEACE_PNG_BEST)
+      case .scalar: Int32(INNERPEACE_PNG_SCALAR)
+      case .baseline: Int32(INNERPEACE_PNG_BASELINE)
+      }
+    }
+  }
+
+  /// Encodes Cairo pixels (rows `stride` bytes apart; B G R X, or premultiplied B G R A when
+  /// `alpha`) as PNG: RGB, or straight RGBA when `alpha`. The pixels are only read.
+  /// - Parameter kernels: which loops run; the bytes are the same whichever.
+  /// - Throws: ``InnerPeaceError/encodingFailed(format:reason:)`` when memory runs out.
+  package static func png(
+    pixels: UnsafePointer<UInt8>, stride: Int, width: Int, height: Int, alpha: Bool, kernels: PNGKernels = .best
+  ) throws(InnerPeaceError) -> [UInt8] {
+    let bound = innerpeace_png_bound(Int32(width), Int32(height), alpha ? 1 : 0)
+    // Only the pages the encoder writes become resident; the rest of the bound is address space.
+    let png = [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
+      count = innerpeace_png_encode(
+        pixels, stride, Int32(width), Int32(height), alpha ? 1 : 0, buffer.baseAddress, bound, kernels.code)
+    }
+    guard !png.isEmpty else { throw .encodingFailed(format: .png, reason: "out of memory") }
+    return png
+  }
+
+  /// The PNG writer before issue 21, for the benchmark's comparison: every row Up-filtered, then
+  /// libdeflate at ``pngCompressionLevel``. Same arguments as ``png(pixels:stride:width:height:alpha:kernels:)``.
+  package static func pngLibdeflateUp(
+    pixels: UnsafePointer<UInt8>, stride: Int, width: Int, height: Int, alpha: Bool
+  ) throws(InnerPeaceError) -> [UInt8] {
     let rowBytes = width * (alpha ? 4 : 3)
     let filteredCount = (rowBytes + 1) * height
     guard let compressor = libdeflate_alloc_compressor(pngCompressionLevel) else {
       throw .encodingFailed(format: .png, reason: "libdeflate could not allocate a compressor")
     }
     defer { libdeflate_free_compressor(compressor) }
-
-    // Filtered scanlines: one filter-type byte, then the row. An opaque card's filtered rows (3
-    // bytes a pixel and one) fit inside its rows on the surface (4 bytes a pixel), so they are
-    // written over the surface, top down, each after its source row has been read: no second
-    // image in memory. A transparent card's rows are one byte longer and get a buffer of their own.
-    var separate: [UInt8] = []
-    if rowBytes + 1 <= surface.stride {
-      filterRows(of: surface, alpha: alpha, into: surface.data)
-    } else {
-      separate = [UInt8](unsafeUninitializedCapacity: filteredCount) { buffer, count in
-        filterRows(of: surface, alpha: alpha, into: buffer.baseAddress!)
-        count = filteredCount
+    var previous = [UInt8](repeating: 0, count: rowBytes)
+    var current = [UInt8](repeating: 0, count: rowBytes)
+    let filtered = [UInt8](unsafeUninitializedCapacity: filteredCount) { target, count in
+      for y in 0..<height {
+        current.withUnsafeMutableBufferPointer { cur in
+          previous.withUnsafeBufferPointer { prev in
+            innerpeace_unpack_row(pixels + y * stride, cur.baseAddress, Int32(width), alpha ? 1 : 0)
+            innerpeace_png_up(cur.baseAddress, prev.baseAddress, target.baseAddress! + y * (rowBytes + 1), rowBytes)
+          }
+        }
+        swap(&previous, &current)
       }
+      count = filteredCount
     }
-
     var header: [UInt8] = []
     header.appendBigEndian(UInt32(width))
     header.appendBigEndian(UInt32(height))
     header += [8, alpha ? 6 : 2, 0, 0, 0]  // 8-bit, RGBA or RGB, deflate, filter method 0, no interlace
-    var head: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
-    appendChunk("IHDR", header[...], to: &head)
-    head += [0, 0, 0, 0] + Array("IDAT".utf8)  // the IDAT chunk's length is filled in below
-    var tail: [UInt8] = [0, 0, 0, 0]  // the IDAT chunk's CRC, filled in below
-    appendChunk("IEND", [][...], to: &tail)
-
-    // One buffer for the whole file: the head, libdeflate's output straight after it, the tail.
-    // Only the pages libdeflate writes become resident; the rest of its bound is address space.
+    var png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+    appendChunk("IHDR", header[...], to: &png)
     let bound = libdeflate_zlib_compress_bound(compressor, filteredCount)
-    var compressedCount = 0
-    let png = [UInt8](unsafeUninitializedCapacity: head.count + bound + tail.count) { buffer, count in
-      let base = buffer.baseAddress!
-      base.initialize(from: head, count: head.count)
-      compressedCount =
-        separate.isEmpty
-        ? libdeflate_zlib_compress(compressor, surface.data, filteredCount, base + head.count, bound)
-        : separate.withUnsafeBufferPointer {
-          libdeflate_zlib_compress(compressor, $0.baseAddress, filteredCount, base + head.count, bound)
-        }
-      guard compressedCount > 0 else { return }
-      let idat = base + head.count - 8
-      idat.initialize(from: bigEndian(UInt32(compressedCount)), count: 4)
-      let crc = libdeflate_crc32(0, idat + 4, compressedCount + 4)
-      var finish = tail
-      finish.replaceSubrange(0..<4, with: bigEndian(crc))
-      (base + head.count + compressedCount).initialize(from: finish, count: finish.count)
-      count = head.count + compressedCount + finish.count
+    var compressed = [UInt8](repeating: 0, count: bound)
+    let compressedCount = compressed.withUnsafeMutableBufferPointer { out in
+      filtered.withUnsafeBufferPointer {
+        libdeflate_zlib_compress(compressor, $0.baseAddress, filteredCount, out.baseAddress, bound)
+      }
     }
     guard compressedCount > 0 else {
       throw .encodingFailed(format: .png, reason: "libdeflate could not compress the image")
     }
+    appendChunk("IDAT", compressed[0..<compressedCount], to: &png)
+    appendChunk("IEND", [][...], to: &png)
     return png
-  }
-
-  /// Writes the surface's rows, Up-filtered, to `target`, top down. `target` may be the surface's
-  /// own memory: row `y` is read whole before filtered row `y` is written, and filtered rows are
-  /// never longer than the surface's.
-  private static func filterRows(of surface: ImageSurface, alpha: Bool, into target: UnsafeMutablePointer<UInt8>) {
-    let width = surface.width
-    let rowBytes = width * (alpha ? 4 : 3)
-    let source = surface.data
-    let stride = surface.stride
-    var previous = [UInt8](repeating: 0, count: rowBytes)
-    var current = [UInt8](repeating: 0, count: rowBytes)
-    previous.withUnsafeMutableBufferPointer { prevBuffer in
-      current.withUnsafeMutableBufferPointer { curBuffer in
-        var prev = prevBuffer.baseAddress!
-        var cur = curBuffer.baseAddress!
-        for y in 0..<surface.height {
-          unpack(row: source + y * stride, width: width, alpha: alpha, into: cur)
-          innerpeace_png_up(cur, prev, target + y * (rowBytes + 1), rowBytes)
-          swap(&prev, &cur)
-        }
-      }
-    }
   }
 
   private static func appendChunk(_ type: String, _ data: ArraySlice<UInt8>, to png: inout [UInt8]) {
@@ -216,10 +220,6 @@ enum ImageEncoding {
     }
     return Array(UnsafeBufferPointer(start: memory, count: writer.size))
   }
-}
-
-private func bigEndian(_ value: UInt32) -> [UInt8] {
-  [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
 }
 
 extension Array where Element == UInt8 {

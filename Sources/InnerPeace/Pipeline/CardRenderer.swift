@@ -31,8 +31,11 @@ public final class CardRenderer: Sendable {
     try render(request, probe: nil)
   }
 
-  /// Renders one card, and hands `probe` what the halo stage saw and chose (for tests).
-  func render(_ request: CardRequest, probe: ((HaloProbe) -> Void)?) throws(InnerPeaceError) -> RenderedCard {
+  /// Renders one card, and hands `probe` what the halo stage saw and chose and `canvas` the finished
+  /// canvas before it is encoded (for tests).
+  func render(
+    _ request: CardRequest, probe: ((HaloProbe) -> Void)?, canvas inspect: ((ImageSurface) -> Void)? = nil
+  ) throws(InnerPeaceError) -> RenderedCard {
     let geometry = request.preset.geometry
     let clock = StageClock()
 
@@ -90,6 +93,10 @@ public final class CardRenderer: Sendable {
     try HaloText.draw(
       fitted, geometry: geometry, on: canvas, measuresContrast: !request.transparent, clock: clock, probe: probe)
 
+    if let inspect {
+      canvas.flush()
+      inspect(canvas)
+    }
     let bytes = try clock.measure(.encode) { () throws(InnerPeaceError) in
       try ImageEncoding.encode(canvas, as: request.format, quality: request.quality)
     }

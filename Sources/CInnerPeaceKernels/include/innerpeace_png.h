@@ -1,0 +1,35 @@
+#ifndef INNERPEACE_PNG_H
+#define INNERPEACE_PNG_H
+
+// The PNG encoder: adaptive filters (Sub, Up, Average or Paeth, chosen per row by the smallest sum
+// of absolute residuals), unpacked from Cairo's pixels in the same pass, then deflate with one
+// dynamic Huffman block per band of rows (the code built from the band's exact histogram) over
+// literals and runs of zero residuals (matches at distance 1). Output depends only on the pixels:
+// the vector path and the scalar path give the same bytes.
+
+#include <stddef.h>
+#include <stdint.h>
+
+/// The largest PNG file `innerpeace_png_encode` can write for a width x height image.
+size_t innerpeace_png_bound(int width, int height, int alpha);
+
+/// Which loops `innerpeace_png_encode` runs; every choice writes the same bytes.
+enum {
+  /// The fastest the processor has (AVX2 and SSSE3 where present, else SSE2, else plain C).
+  INNERPEACE_PNG_BEST = 0,
+  /// Plain C loops compiled without vectorisation.
+  INNERPEACE_PNG_SCALAR = 1,
+  /// SSE2 only (the x86-64 baseline), as on a processor without AVX2 or SSSE3.
+  INNERPEACE_PNG_BASELINE = 2,
+};
+
+/// Writes a whole PNG file (signature, IHDR, IDAT, IEND) of the Cairo pixels `pixels` (rows
+/// `stride` bytes apart; B G R X, or premultiplied B G R A unpremultiplied as
+/// `innerpeace_unpack_row` does when `alpha` is non-zero) into `output`, which holds `capacity`
+/// bytes, at least `innerpeace_png_bound`. The pixels are only read. `kernels` is one of the
+/// INNERPEACE_PNG_ values (tests compare them). Returns the file's length, or 0 when memory runs out
+/// or `capacity` is too small.
+size_t innerpeace_png_encode(const uint8_t *pixels, size_t stride, int width, int height, int alpha,
+                             uint8_t *output, size_t capacity, int kernels);
+
+#endif

@@ -1,0 +1,769 @@
+#include "innerpeace_png.h"
+
+#include <libdeflate.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "innerpeace_kernels.h"
+
+// Filtered rows are gathered in bands of about this many bytes; each band is one deflate block
+// with a Huffman code of its own (built from the band's exact histogram), small enough to stay in
+// the second-level cache between the passes over it.
+enum { band_target_bytes = 1 << 17 };
+// The Huffman code of a band is built from every fourth of its rows.
+enum { sample_step = 4 };
+// Longest literal/length code: 14 bits (deflate allows 15) lets four literals go into the 64-bit
+// bit buffer between flushes (7 pending bits + 4 x 14 <= 63) at a cost under 0.3 % in size; 12
+// bits cost 1 to 4 % on photographs.
+enum { literal_max_bits = 14, code_length_max_bits = 7 };
+// Zero bytes before each row buffer, so that the pixel left of the first one reads as zero.
+enum { row_padding = 16 };
+enum { literal_symbols = 286, code_length_symbols = 19 };
+// libdeflate's level for images that compress more than 16:1 (see recompress_flat).
+#ifndef FLAT_LEVEL
+#define FLAT_LEVEL 6
+#endif
+enum { flat_image_level = FLAT_LEVEL };
+
+// MARK: Filters
+
+// Every row is filtered four ways (Sub, Up, Average, Paeth) into four candidate rows while the
+// residuals' costs (sum of |residual| as a signed byte, libpng's heuristic) are summed; the
+// cheapest row is kept. The SSE2 loop and the plain loop compute the same residuals and the same
+// integer sums, so the choice, and the file, never depend on the path taken.
+
+static inline int paeth_predictor(int a, int b, int c) {
+  const int pa = abs(b - c), pb = abs(a - c), pc = abs(a + b - 2 * c);
+  return (pa <= pb && pa <= pc) ? a : (pb <= pc ? b : c);
+}
+
+static inline uint32_t residual_cost(uint8_t residual) { return (uint32_t)abs((int8_t)residual); }
+
+/// Filters bytes [start, count) of the row four ways, adding their costs.
+static void filter_candidates_scalar(const uint8_t *restrict cur, const uint8_t *restrict prev, size_t start,
+                                     size_t count, size_t bpp, uint8_t *restrict candidates[4],
+                                     uint32_t costs[4]) {
+  // The bytes one pixel to the left (the rows have zero padding before them).
+  const uint8_t *cur_left = cur - bpp, *prev_left = prev - bpp;
+  for (size_t i = start; i < count; i++) {
+    const int x = cur[i], a = cur_left[i], b = prev[i], c = prev_left[i];
+    const uint8_t sub = (uint8_t)(x - a), up = (uint8_t)(x - b), average = (uint8_t)(x - ((a + b) >> 1));
+    const uint8_t paeth = (uint8_t)(x - paeth_predictor(a, b, c));
+    candidates[0][i] = sub;
+    candidates[1][i] = up;
+    candidates[2][i] = average;
+    candidates[3][i] = paeth;
+    costs[0] += residual_cost(sub);
+    costs[1] += residual_cost(up);
+    costs[2] += residual_cost(average);
+    costs[3] += residual_cost(paeth);
+  }
+}
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+
+/// |x| of signed bytes, as unsigned bytes (|-128| = 128).
+static inline __m128i absolute_bytes(__m128i x) { return _mm_min_epu8(x, _mm_sub_epi8(_mm_setzero_si128(), x)); }
+
+static inline __m128i absolute_difference(__m128i x, __m128i y) {
+  return _mm_or_si128(_mm_subs_epu8(x, y), _mm_subs_epu8(y, x));
+}
+
+/// x <= y for unsigned bytes, as a mask.
+static inline __m128i less_or_equal(__m128i x, __m128i y) { return _mm_cmpeq_epi8(_mm_min_epu8(x, y), x); }
+
+static inline __m128i select_bytes(__m128i mask, __m128i yes, __m128i no) {
+  return _mm_or_si128(_mm_and_si128(mask, yes), _mm_andnot_si128(mask, no));
+}
+
+static size_t filter_candidates_sse2(const uint8_t *restrict cur, const uint8_t *restrict prev, size_t start,
+                                     size_t count, size_t bpp, uint8_t *restrict candidates[4], uint32_t costs[4]) {
+  // The bytes one pixel to the left (the rows have zero padding before them).
+  const uint8_t *cur_left = cur - bpp, *prev_left = prev - bpp;
+  __m128i sums[4] = {_mm_setzero_si128(), _mm_setzero_si128(), _mm_setzero_si128(), _mm_setzero_si128()};
+  const __m128i one = _mm_set1_epi8(1);
+  size_t i = start;
+  for (; i + 16 <= count; i += 16) {
+    const __m128i x = _mm_loadu_si128((const __m128i *)(cur + i));
+    const __m128i a = _mm_loadu_si128((const __m128i *)(cur_left + i));
+    const __m128i b = _mm_loadu_si128((const __m128i *)(prev + i));
+    const __m128i c = _mm_loadu_si128((const __m128i *)(prev_left + i));
+    // floor((a + b) / 2) from the rounding-up average.
+    const __m128i mean = _mm_sub_epi8(_mm_avg_epu8(a, b), _mm_and_si128(_mm_xor_si128(a, b), one));
+    // Paeth in bytes: pa = |b - c|, pb = |a - c|, and pc = |(a - c) + (b - c)| is pa + pb when the
+    // two differences have the same sign, else |pa - pb|; a saturated pa + pb compares the same.
+    const __m128i pa = absolute_difference(b, c), pb = absolute_difference(a, c);
+    const __m128i same_sign = _mm_cmpeq_epi8(less_or_equal(c, a), less_or_equal(c, b));
+    const __m128i pc = select_bytes(same_sign, _mm_adds_epu8(pa, pb), absolute_difference(pa, pb));
+    const __m128i pick_a = _mm_and_si128(less_or_equal(pa, pb), less_or_equal(pa, pc));
+    const __m128i pick_b = less_or_equal(pb, pc);
+    const __m128i predicted = select_bytes(pick_a, a, select_bytes(pick_b, b, c));
+    const __m128i residuals[4] = {_mm_sub_epi8(x, a), _mm_sub_epi8(x, b), _mm_sub_epi8(x, mean),
+                                  _mm_sub_epi8(x, predicted)};
+    for (int k = 0; k < 4; k++) {
+      _mm_storeu_si128((__m128i *)(candidates[k] + i), residuals[k]);
+      sums[k] = _mm_add_epi64(sums[k], _mm_sad_epu8(absolute_bytes(residuals[k]), _mm_setzero_si128()));
+    }
+  }
+  for (int k = 0; k < 4; k++) {
+    costs[k] += (uint32_t)(_mm_cvtsi128_si32(sums[k]) + _mm_cvtsi128_si32(_mm_unpackhi_epi64(sums[k], sums[k])));
+  }
+  return i;
+}
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define INNERPEACE_AVX2 1
+
+// The same loop as filter_candidates_sse2, 32 bytes at a time, for processors with AVX2.
+__attribute__((target("avx2"))) static size_t filter_candidates_avx2(const uint8_t *restrict cur,
+                                                                     const uint8_t *restrict prev, size_t count,
+                                                                     size_t bpp, uint8_t *restrict candidates[4],
+                                                                     uint32_t costs[4]) {
+  // The bytes one pixel to the left (the rows have zero padding before them).
+  const uint8_t *cur_left = cur - bpp, *prev_left = prev - bpp;
+  __m256i sums[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
+                     _mm256_setzero_si256()};
+  const __m256i one = _mm256_set1_epi8(1), zero = _mm256_setzero_si256();
+  size_t i = 0;
+  for (; i + 32 <= count; i += 32) {
+    const __m256i x = _mm256_loadu_si256((const __m256i *)(cur + i));
+    const __m256i a = _mm256_loadu_si256((const __m256i *)(cur_left + i));
+    const __m256i b = _mm256_loadu_si256((const __m256i *)(prev + i));
+    const __m256i c = _mm256_loadu_si256((const __m256i *)(prev_left + i));
+    const __m256i mean = _mm256_sub_epi8(_mm256_avg_epu8(a, b), _mm256_and_si256(_mm256_xor_si256(a, b), one));
+    const __m256i pa = _mm256_or_si256(_mm256_subs_epu8(b, c), _mm256_subs_epu8(c, b));
+    const __m256i pb = _mm256_or_si256(_mm256_subs_epu8(a, c), _mm256_subs_epu8(c, a));
+    const __m256i c_le_a = _mm256_cmpeq_epi8(_mm256_min_epu8(c, a), c);
+    const __m256i c_le_b = _mm256_cmpeq_epi8(_mm256_min_epu8(c, b), c);
+    const __m256i same_sign = _mm256_cmpeq_epi8(c_le_a, c_le_b);
+    const __m256i difference = _mm256_or_si256(_mm256_subs_epu8(pa, pb), _mm256_subs_epu8(pb, pa));
+    const __m256i pc = _mm256_blendv_epi8(difference, _mm256_adds_epu8(pa, pb), same_sign);
+    const __m256i pa_le_pb = _mm256_cmpeq_epi8(_mm256_min_epu8(pa, pb), pa);
+    const __m256i pa_le_pc = _mm256_cmpeq_epi8(_mm256_min_epu8(pa, pc), pa);
+    const __m256i pb_le_pc = _mm256_cmpeq_epi8(_mm256_min_epu8(pb, pc), pb);
+    const __m256i predicted =
+        _mm256_blendv_epi8(_mm256_blendv_epi8(c, b, pb_le_pc), a, _mm256_and_si256(pa_le_pb, pa_le_pc));
+    const __m256i residuals[4] = {_mm256_sub_epi8(x, a), _mm256_sub_epi8(x, b), _mm256_sub_epi8(x, mean),
+                                  _mm256_sub_epi8(x, predicted)};
+    for (int k = 0; k < 4; k++) {
+      _mm256_storeu_si256((__m256i *)(candidates[k] + i), residuals[k]);
+      const __m256i magnitude = _mm256_min_epu8(residuals[k], _mm256_sub_epi8(zero, residuals[k]));
+      sums[k] = _mm256_add_epi64(sums[k], _mm256_sad_epu8(magnitude, zero));
+    }
+  }
+  for (int k = 0; k < 4; k++) {
+    const __m128i half = _mm_add_epi64(_mm256_castsi256_si128(sums[k]), _mm256_extracti128_si256(sums[k], 1));
+    costs[k] += (uint32_t)(_mm_cvtsi128_si32(half) + _mm_cvtsi128_si32(_mm_unpackhi_epi64(half, half)));
+  }
+  return i;
+}
+
+/// Cairo's B G R X pixels to packed R G B, four pixels a shuffle, for processors with SSSE3. Never
+/// writes past the row.
+__attribute__((target("ssse3"))) static void unpack_rgb_ssse3(const uint8_t *restrict source,
+                                                              uint8_t *restrict target, int width) {
+  const __m128i order = _mm_setr_epi8(2, 1, 0, 6, 5, 4, 10, 9, 8, 14, 13, 12, -1, -1, -1, -1);
+  int x = 0;
+  for (; x + 6 <= width; x += 4) {
+    const __m128i pixels = _mm_loadu_si128((const __m128i *)(source + 4 * x));
+    _mm_storeu_si128((__m128i *)(target + 3 * x), _mm_shuffle_epi8(pixels, order));
+  }
+  innerpeace_unpack_row(source + 4 * x, target + 3 * x, width - x, 0);
+}
+#endif
+#endif
+
+/// Fills the four candidate rows and returns the filter type (1 Sub, 2 Up, 3 Average, 4 Paeth) of
+/// the cheapest; ties go to the earlier of Up, Sub, Paeth, Average.
+static int filter_candidates(const uint8_t *restrict cur, const uint8_t *restrict prev, size_t count, size_t bpp,
+                             uint8_t *restrict candidates[4], int kernels) {
+  uint32_t costs[4] = {0, 0, 0, 0};
+  size_t done = 0;
+#if defined(__SSE2__)
+  if (kernels != INNERPEACE_PNG_SCALAR) {
+#if defined(INNERPEACE_AVX2)
+    if (kernels == INNERPEACE_PNG_BEST && __builtin_cpu_supports("avx2")) {
+      done = filter_candidates_avx2(cur, prev, count, bpp, candidates, costs);
+    }
+#endif
+    done = filter_candidates_sse2(cur, prev, done, count, bpp, candidates, costs);
+  }
+#else
+  (void)kernels;
+#endif
+  filter_candidates_scalar(cur, prev, done, count, bpp, candidates, costs);
+  static const int order[4] = {2, 1, 4, 3};
+  int best = order[0];
+  for (int k = 1; k < 4; k++) {
+    if (costs[order[k] - 1] < costs[best - 1]) best = order[k];
+  }
+  return best;
+}
+
+// MARK: Bit writer
+
+typedef struct {
+  uint64_t bits;   // pending bits, the oldest in the lowest place; nothing above `count`
+  unsigned count;  // pending bits, at most 63
+  uint8_t *out;    // where the pending bits go; 8 bytes past it are always writable
+} bit_writer;
+
+static inline void put_bits(bit_writer *writer, uint64_t code, unsigned length) {
+  writer->bits |= code << writer->count;
+  writer->count += length;
+}
+
+static inline void flush_bits(bit_writer *writer) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  memcpy(writer->out, &writer->bits, 8);
+#else
+  for (int k = 0; k < 8; k++) writer->out[k] = (uint8_t)(writer->bits >> (8 * k));
+#endif
+  const unsigned bytes = writer->count >> 3;
+  writer->out += bytes;
+  writer->bits = bytes ? writer->bits >> (8 * bytes) : writer->bits;
+  writer->count &= 7;
+}
+
+/// Pads to a byte boundary and writes the pending bytes.
+static void align_bits(bit_writer *writer) {
+  writer->count = (writer->count + 7) & ~7u;
+  flush_bits(writer);
+}
+
+// MARK: Huffman codes
+
+/// Sorts at most a few hundred keys ascending (Shell's sort with Ciura's gaps).
+static void sort_keys(uint64_t *keys, int count) {
+  static const int gaps[] = {132, 57, 23, 10, 4, 1};
+  for (int g = 0; g < 6; g++) {
+    const int gap = gaps[g];
+    for (int i = gap; i < count; i++) {
+      const uint64_t key = keys[i];
+      int j = i;
+      for (; j >= gap && keys[j - gap] > key; j -= gap) keys[j] = keys[j - gap];
+      keys[j] = key;
+    }
+  }
+}
+
+/// Code lengths (at most `limit` bits) of a Huffman code for `frequencies`; unused symbols get 0.
+/// At least two symbols always get a code, so the code is complete.
+static void build_code_lengths(const uint32_t *frequencies, int count, int limit, uint8_t *lengths) {
+  uint64_t keys[literal_symbols];
+  uint32_t depth[literal_symbols];
+  int used = 0;
+  for (int s = 0; s < count; s++) {
+    lengths[s] = 0;
+    if (frequencies[s]) keys[used++] = (uint64_t)frequencies[s] << 16 | (uint64_t)s;
+  }
+  for (int s = 0; used < 2 && s < count; s++) {
+    if (!frequencies[s]) keys[used++] = (uint64_t)1 << 16 | (uint64_t)s;
+  }
+  sort_keys(keys, used);
+  // Moffat and Katajainen's in-place minimum-redundancy code, over weights in ascending order.
+  for (int i = 0; i < used; i++) depth[i] = (uint32_t)(keys[i] >> 16);
+  {
+    int root = 0, leaf = 2, next;
+    depth[0] += depth[1];
+    for (next = 1; next < used - 1; next++) {
+      if (leaf >= used || depth[root] < depth[leaf]) {
+        depth[next] = depth[root];
+        depth[root++] = (uint32_t)next;
+      } else {
+        depth[next] = depth[leaf++];
+      }
+      if (leaf >= used || (root < next && depth[root] < depth[leaf])) {
+        depth[next] += depth[root];
+        depth[root++] = (uint32_t)next;
+      } else {
+        depth[next] += depth[leaf++];
+      }
+    }
+    depth[used - 2] = 0;
+    for (next = used - 3; next >= 0; next--) depth[next] = depth[depth[next]] + 1;
+    int available = 1, assigned = 0, level = 0;
+    root = used - 2;
+    next = used - 1;
+    while (available > 0) {
+      while (root >= 0 && (int)depth[root] == level) {
+        assigned++;
+        root--;
+      }
+      while (available > assigned) {
+        depth[next--] = (uint32_t)level;
+        available--;
+      }
+      available = 2 * assigned;
+      level++;
+      assigned = 0;
+    }
+  }
+  // Limit the lengths (moving the overlong codes up, then splitting shorter ones until Kraft's sum
+  // is exact), then hand the longest lengths to the rarest symbols.
+  uint32_t per_length[33] = {0};
+  for (int i = 0; i < used; i++) per_length[depth[i] > 32 ? 32 : depth[i]]++;
+  for (int l = limit + 1; l <= 32; l++) {
+    per_length[limit] += per_length[l];
+    per_length[l] = 0;
+  }
+  uint32_t total = 0;
+  for (int l = limit; l > 0; l--) total += per_length[l] << (limit - l);
+  while (total != (1u << limit)) {
+    per_length[limit]--;
+    for (int l = limit - 1; l > 0; l--) {
+      if (per_length[l]) {
+        per_length[l]--;
+        per_length[l + 1] += 2;
+        break;
+      }
+    }
+    total--;
+  }
+  int index = 0;
+  for (int l = limit; l > 0; l--) {
+    for (uint32_t k = 0; k < per_length[l]; k++) lengths[keys[index++] & 0xFFFF] = (uint8_t)l;
+  }
+}
+
+/// The low `length` bits of `code` (at most 16) in reverse order.
+static uint32_t reverse_bits(uint32_t code, unsigned length) {
+  uint32_t reversed = code & 0xFFFF;
+  reversed = (reversed & 0x5555) << 1 | (reversed >> 1 & 0x5555);
+  reversed = (reversed & 0x3333) << 2 | (reversed >> 2 & 0x3333);
+  reversed = (reversed & 0x0F0F) << 4 | (reversed >> 4 & 0x0F0F);
+  reversed = (reversed & 0x00FF) << 8 | (reversed >> 8 & 0x00FF);
+  return reversed >> (16 - length);
+}
+
+/// Deflate's canonical codes for `lengths`, bit-reversed for the LSB-first bit writer.
+static void canonical_codes(const uint8_t *lengths, int count, uint32_t *codes) {
+  uint32_t per_length[16] = {0}, next[16] = {0};
+  for (int s = 0; s < count; s++) per_length[lengths[s]]++;
+  per_length[0] = 0;
+  uint32_t code = 0;
+  for (int l = 1; l < 16; l++) {
+    code = (code + per_length[l - 1]) << 1;
+    next[l] = code;
+  }
+  for (int s = 0; s < count; s++) codes[s] = lengths[s] ? reverse_bits(next[lengths[s]]++, lengths[s]) : 0;
+}
+
+// MARK: Deflate of a band
+
+static const uint16_t length_base[29] = {3,  4,  5,  6,  7,  8,  9,  10, 11,  13,  15,  17,  19,  23, 27,
+                                         31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258};
+static const uint8_t length_extra[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2,
+                                         2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
+
+/// The length symbol's index (0 for 257) of a match of 3...258 bytes.
+static int length_index(unsigned length) {
+  if (length < 11) return (int)length - 3;
+  if (length == 258) return 28;
+  // Above 10, four symbols per doubling: bits = floor(log2(length - 3)).
+  const unsigned base = length - 3, bits = 31u - (unsigned)__builtin_clz(base);
+  return (int)(4 * bits - 4 + ((base >> (bits - 2)) & 3));
+}
+
+/// The next match length of a run of `run` zeros still to code (at least 3): at most 258, and
+/// never leaving 1 or 2 behind.
+static inline unsigned next_match(size_t run) {
+  if (run <= 258) return (unsigned)run;
+  return run - 258 < 3 ? (unsigned)(run - 3) : 258u;
+}
+
+/// Counts the band's symbols: literals, and runs of zeros (at least 8, from an 8-byte word of zeros)
+/// as a literal zero then matches at distance 1.
+/// `spare` holds three more tables of literal counts (spread so that repeated bytes do not wait on
+/// each other), added to `frequencies` by the caller.
+static void count_symbols(const uint8_t *data, size_t count, uint32_t *frequencies, uint32_t spare[3][256]) {
+  size_t i = 0;
+  while (i + 8 <= count) {
+    uint64_t word;
+    memcpy(&word, data + i, 8);
+    if (word == 0) {
+      size_t j = i + 8;
+      while (j + 8 <= count) {
+        uint64_t next;
+        memcpy(&next, data + j, 8);
+        if (next) break;
+        j += 8;
+      }
+      while (j < count && data[j] == 0) j++;
+      size_t run = j - i - 1;
+      frequencies[0]++;
+      while (run >= 3) {
+        const unsigned length = next_match(run);
+        frequencies[257 + length_index(length)]++;
+        run -= length;
+      }
+      frequencies[0] += (uint32_t)run;
+      i = j;
+    } else {
+      frequencies[data[i]]++;
+      spare[0][data[i + 1]]++;
+      spare[1][data[i + 2]]++;
+      spare[2][data[i + 3]]++;
+      frequencies[data[i + 4]]++;
+      spare[0][data[i + 5]]++;
+      spare[1][data[i + 6]]++;
+      spare[2][data[i + 7]]++;
+      i += 8;
+    }
+  }
+  for (; i < count; i++) frequencies[data[i]]++;
+}
+
+/// Writes the band's symbols: literals with `codes` (bit-reversed) of `lengths` bits, and each run
+/// of zeros as a literal zero then matches, `matches[length]` being a whole match (length code,
+/// extra bits and distance code 0, bit-reversed, in the low 24 bits; its bit count in the high 8).
+static void write_symbols(bit_writer *writer, const uint8_t *data, size_t count, const uint16_t *codes,
+                          const uint8_t *lengths, const uint32_t *matches) {
+#define PUT_LITERAL(byte) put_bits(writer, codes[byte], lengths[byte])
+  size_t i = 0;
+  while (i + 8 <= count) {
+    uint64_t word;
+    memcpy(&word, data + i, 8);
+    if (word == 0) {
+      size_t j = i + 8;
+      while (j + 8 <= count) {
+        uint64_t next;
+        memcpy(&next, data + j, 8);
+        if (next) break;
+        j += 8;
+      }
+      while (j < count && data[j] == 0) j++;
+      size_t run = j - i - 1;
+      PUT_LITERAL(0);
+      flush_bits(writer);
+      while (run >= 3) {
+        const unsigned length = next_match(run);
+        put_bits(writer, matches[length] & 0xFFFFFFu, matches[length] >> 24);
+        flush_bits(writer);
+        run -= length;
+      }
+      for (; run; run--) {
+        PUT_LITERAL(0);
+        flush_bits(writer);
+      }
+      i = j;
+    } else {
+      PUT_LITERAL(data[i]);
+      PUT_LITERAL(data[i + 1]);
+      PUT_LITERAL(data[i + 2]);
+      PUT_LITERAL(data[i + 3]);
+      flush_bits(writer);
+      PUT_LITERAL(data[i + 4]);
+      PUT_LITERAL(data[i + 5]);
+      PUT_LITERAL(data[i + 6]);
+      PUT_LITERAL(data[i + 7]);
+      flush_bits(writer);
+      i += 8;
+    }
+  }
+  for (; i < count; i++) {
+    PUT_LITERAL(data[i]);
+    flush_bits(writer);
+  }
+#undef PUT_LITERAL
+}
+
+/// One token of the code-length sequence of a dynamic block's header.
+typedef struct {
+  uint8_t symbol, extra_bits, extra;
+} length_token;
+
+/// Run-length codes the concatenated code lengths (deflate's symbols 16, 17 and 18).
+static int tokenize_lengths(const uint8_t *lengths, int count, length_token *tokens) {
+  int n = 0, i = 0;
+  while (i < count) {
+    const uint8_t value = lengths[i];
+    int run = 1;
+    while (i + run < count && lengths[i + run] == value) run++;
+    i += run;
+    if (value == 0) {
+      while (run >= 11) {
+        const int part = run > 138 ? 138 : run;
+        tokens[n++] = (length_token){18, 7, (uint8_t)(part - 11)};
+        run -= part;
+      }
+      if (run >= 3) {
+        tokens[n++] = (length_token){17, 3, (uint8_t)(run - 3)};
+        run = 0;
+      }
+    } else {
+      tokens[n++] = (length_token){value, 0, 0};
+      run--;
+      while (run >= 3) {
+        const int part = run > 6 ? 6 : run;
+        tokens[n++] = (length_token){16, 2, (uint8_t)(part - 3)};
+        run -= part;
+      }
+    }
+    for (; run > 0; run--) tokens[n++] = (length_token){value, 0, 0};
+  }
+  return n;
+}
+
+static const uint8_t code_length_order[code_length_symbols] = {16, 17, 18, 0, 8,  7, 9,  6, 10, 5,
+                                                                 11, 4,  12, 3, 13, 2, 14, 1, 15};
+
+/// A dynamic block's code, ready to write: its header's parts and the symbol tables.
+typedef struct {
+  uint8_t literal_lengths[literal_symbols];
+  uint32_t codes[literal_symbols];   // length << 24 | reversed code
+  uint16_t literal_codes[literal_symbols];  // the reversed codes alone
+  uint32_t matches[259];             // a whole match of each length 3...258, same layout
+  length_token tokens[literal_symbols + 2];
+  int token_count, literal_count, header_length_count;
+  uint8_t length_lengths[code_length_symbols];
+  uint32_t length_codes[code_length_symbols];
+  uint64_t bits;  // the whole block's size in bits, header included
+} dynamic_block;
+
+static void plan_block(const uint32_t *frequencies, dynamic_block *block) {
+  build_code_lengths(frequencies, literal_symbols, literal_max_bits, block->literal_lengths);
+  uint32_t reversed[literal_symbols];
+  canonical_codes(block->literal_lengths, literal_symbols, reversed);
+  uint64_t bits = 3 + 5 + 5 + 4;
+  for (int s = 0; s < literal_symbols; s++) {
+    block->codes[s] = (uint32_t)block->literal_lengths[s] << 24 | reversed[s];
+    block->literal_codes[s] = (uint16_t)reversed[s];
+    uint32_t symbol_bits = block->literal_lengths[s];
+    if (s >= 257) symbol_bits += length_extra[s - 257] + 1u;  // extra bits, then the distance code
+    bits += (uint64_t)frequencies[s] * symbol_bits;
+  }
+  for (unsigned length = 3; length <= 258; length++) {
+    const int k = length_index(length);
+    const uint32_t code = reversed[257 + k], code_bits = block->literal_lengths[257 + k];
+    const uint32_t extra = length - length_base[k];
+    // Distance code 0 (distance 1) is the single bit 0 after the extra bits.
+    block->matches[length] = (code_bits + length_extra[k] + 1u) << 24 | extra << code_bits | code;
+  }
+  int literal_count = literal_symbols;
+  while (literal_count > 257 && block->literal_lengths[literal_count - 1] == 0) literal_count--;
+  block->literal_count = literal_count;
+  // Two distance codes of one bit each: a complete code, of which only distance 1 is used.
+  uint8_t all_lengths[literal_symbols + 2];
+  memcpy(all_lengths, block->literal_lengths, (size_t)literal_count);
+  all_lengths[literal_count] = 1;
+  all_lengths[literal_count + 1] = 1;
+  block->token_count = tokenize_lengths(all_lengths, literal_count + 2, block->tokens);
+  uint32_t length_frequencies[code_length_symbols] = {0};
+  for (int t = 0; t < block->token_count; t++) length_frequencies[block->tokens[t].symbol]++;
+  build_code_lengths(length_frequencies, code_length_symbols, code_length_max_bits, block->length_lengths);
+  canonical_codes(block->length_lengths, code_length_symbols, block->length_codes);
+  int header_count = code_length_symbols;
+  while (header_count > 4 && block->length_lengths[code_length_order[header_count - 1]] == 0) header_count--;
+  block->header_length_count = header_count;
+  bits += 3u * (uint64_t)header_count;
+  for (int t = 0; t < block->token_count; t++) {
+    bits += block->length_lengths[block->tokens[t].symbol] + (uint64_t)block->tokens[t].extra_bits;
+  }
+  block->bits = bits;
+}
+
+static void write_block_header(bit_writer *writer, const dynamic_block *block, int final) {
+  put_bits(writer, (uint64_t)(final ? 1 : 0) | 2u << 1, 3);  // BFINAL, BTYPE 2 (dynamic)
+  put_bits(writer, (uint64_t)(block->literal_count - 257), 5);
+  put_bits(writer, 2 - 1, 5);
+  put_bits(writer, (uint64_t)(block->header_length_count - 4), 4);
+  flush_bits(writer);
+  for (int k = 0; k < block->header_length_count; k++) {
+    put_bits(writer, block->length_lengths[code_length_order[k]], 3);
+    flush_bits(writer);
+  }
+  for (int t = 0; t < block->token_count; t++) {
+    const length_token token = block->tokens[t];
+    put_bits(writer, block->length_codes[token.symbol], block->length_lengths[token.symbol]);
+    put_bits(writer, token.extra, token.extra_bits);
+    flush_bits(writer);
+  }
+}
+
+/// Stored blocks of at most 65,535 bytes each.
+static void write_stored(bit_writer *writer, const uint8_t *data, size_t count, int final) {
+  do {
+    const size_t part = count > 65535 ? 65535 : count;
+    count -= part;
+    put_bits(writer, (uint64_t)(final && count == 0 ? 1 : 0), 3);  // BTYPE 0 (stored)
+    align_bits(writer);
+    const uint8_t header[4] = {(uint8_t)part, (uint8_t)(part >> 8), (uint8_t)~part, (uint8_t)(~part >> 8)};
+    memcpy(writer->out, header, 4);
+    memcpy(writer->out + 4, data, part);
+    writer->out += 4 + part;
+    data += part;
+  } while (count > 0);
+}
+
+static size_t stored_bytes(size_t count) { return count + 5 * (count / 65535 + 1) + 1; }
+
+// MARK: The file
+
+static size_t row_bytes(int width, int alpha) { return (size_t)width * (alpha ? 4u : 3u); }
+
+static size_t band_rows(size_t filtered_row) {
+  const size_t rows = band_target_bytes / filtered_row;
+  return rows ? rows : 1;
+}
+
+size_t innerpeace_png_bound(int width, int height, int alpha) {
+  const size_t filtered_row = row_bytes(width, alpha) + 1;
+  const size_t filtered = filtered_row * (size_t)height;
+  const size_t band = band_rows(filtered_row) * filtered_row;
+  const size_t bands = ((size_t)height + band_rows(filtered_row) - 1) / band_rows(filtered_row);
+  // Every band ends up at most its stored size, but a band's Huffman coding is written before it
+  // is compared with that (at most 14 bits a byte, and its header); then the zlib and PNG
+  // framing and 8 spare bytes for the bit writer's whole-word stores.
+  return filtered + bands * 6 + (filtered / 65535 + 1) * 5 + band + 1024 + 2 + 4 + 8 + 25 + 12 + 12 + 16;
+}
+
+/// Unpacks and filters rows, each after the previous one (its state: the last row, unfiltered).
+typedef struct {
+  const uint8_t *pixels;
+  size_t stride, bpp, row;
+  int width, alpha, kernels;
+  uint8_t *previous, *current, *candidates[4];
+} row_filter;
+
+/// Filters rows [y0, y1) into `target` (a filter type byte, then the row, each) and returns the
+/// bytes written.
+static size_t filter_rows(row_filter *filter, int y0, int y1, uint8_t *target) {
+  size_t count = 0;
+  for (int y = y0; y < y1; y++) {
+    const uint8_t *source = filter->pixels + (size_t)y * filter->stride;
+#if defined(INNERPEACE_AVX2)
+    if (filter->kernels == INNERPEACE_PNG_BEST && !filter->alpha && __builtin_cpu_supports("ssse3")) {
+      unpack_rgb_ssse3(source, filter->current, filter->width);
+    } else {
+      innerpeace_unpack_row(source, filter->current, filter->width, filter->alpha);
+    }
+#else
+    innerpeace_unpack_row(source, filter->current, filter->width, filter->alpha);
+#endif
+    const int type = filter_candidates(filter->current, filter->previous, filter->row, filter->bpp,
+                                       filter->candidates, filter->kernels);
+    target[count] = (uint8_t)type;
+    memcpy(target + count + 1, filter->candidates[type - 1], filter->row);
+    count += filter->row + 1;
+    uint8_t *swap = filter->previous;
+    filter->previous = filter->current;
+    filter->current = swap;
+  }
+  return count;
+}
+
+/// Recompresses the filtered image with libdeflate when that gives a smaller zlib stream than
+/// `zlib_length` bytes at `zlib`, and returns the stream's length. `zlib` has room for the whole
+/// filtered image. Only worth it (and only tried) for images that compress more than 16:1 (flat
+/// colours, text, synthetic images): there libdeflate's longer matches win by far, and its time
+/// is small; photographs never get here.
+static size_t recompress_flat(row_filter *filter, int height, uint8_t *zlib, size_t zlib_length) {
+  uint8_t *kept = malloc(zlib_length), *smaller = malloc(zlib_length);
+  struct libdeflate_compressor *compressor = libdeflate_alloc_compressor(flat_image_level);
+  size_t length = 0;
+  if (kept && smaller && compressor) {
+    memcpy(kept, zlib, zlib_length);
+    memset(filter->previous, 0, filter->row);
+    const size_t filtered = filter_rows(filter, 0, height, zlib);
+    length = libdeflate_zlib_compress(compressor, zlib, filtered, smaller, zlib_length - 1);
+    memcpy(zlib, length ? smaller : kept, length ? length : zlib_length);
+  }
+  free(kept);
+  free(smaller);
+  if (compressor) libdeflate_free_compressor(compressor);
+  return length ? length : zlib_length;
+}
+
+static void put_big_endian(uint8_t *target, uint32_t value) {
+  target[0] = (uint8_t)(value >> 24);
+  target[1] = (uint8_t)(value >> 16);
+  target[2] = (uint8_t)(value >> 8);
+  target[3] = (uint8_t)value;
+}
+
+size_t innerpeace_png_encode(const uint8_t *pixels, size_t stride, int width, int height, int alpha,
+                             uint8_t *output, size_t capacity, int kernels) {
+  if (width <= 0 || height <= 0 || capacity < innerpeace_png_bound(width, height, alpha)) return 0;
+  const size_t bpp = alpha ? 4 : 3, row = row_bytes(width, alpha), filtered_row = row + 1;
+  const size_t rows_per_band = band_rows(filtered_row);
+  uint8_t *band = malloc(rows_per_band * filtered_row);
+  uint8_t *rows = calloc(1, 2 * (row + row_padding) + 4 * row);
+  dynamic_block *block = malloc(sizeof *block);
+  if (!band || !rows || !block) {
+    free(band);
+    free(rows);
+    free(block);
+    return 0;
+  }
+  uint8_t *previous = rows + row_padding, *current = rows + 2 * row_padding + row;
+  uint8_t *candidates[4];
+  for (int k = 0; k < 4; k++) candidates[k] = rows + 2 * (row + row_padding) + (size_t)k * row;
+
+  static const uint8_t signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
+  memcpy(output, signature, 8);
+  uint8_t *ihdr = output + 8;
+  put_big_endian(ihdr, 13);
+  memcpy(ihdr + 4, "IHDR", 4);
+  put_big_endian(ihdr + 8, (uint32_t)width);
+  put_big_endian(ihdr + 12, (uint32_t)height);
+  // 8-bit, RGBA or RGB, deflate, filter method 0, no interlace.
+  const uint8_t rest[5] = {8, alpha ? 6 : 2, 0, 0, 0};
+  memcpy(ihdr + 16, rest, 5);
+  put_big_endian(ihdr + 21, libdeflate_crc32(0, ihdr + 4, 17));
+  uint8_t *idat = ihdr + 25;
+  memcpy(idat + 4, "IDAT", 4);
+  uint8_t *zlib = idat + 8;
+  zlib[0] = 0x78;  // deflate, 32 KiB window
+  zlib[1] = 0x01;  // no dictionary, fastest (and (0x78 << 8 | 0x01) % 31 == 0)
+  bit_writer writer = {0, 0, zlib + 2};
+  uint32_t adler = 1;
+
+  row_filter filter = {pixels, stride, bpp, row, width, alpha, kernels, previous, current,
+                       {candidates[0], candidates[1], candidates[2], candidates[3]}};
+  for (int y0 = 0; y0 < height; y0 += (int)rows_per_band) {
+    const int y1 = y0 + (int)rows_per_band < height ? y0 + (int)rows_per_band : height;
+    const size_t count = filter_rows(&filter, y0, y1, band);
+    adler = libdeflate_adler32(adler, band, count);
+    const int final = y1 == height;
+    // The code comes from every sample_step-th row of the band, each literal and length symbol
+    // counted once more so that every one has a code.
+    uint32_t frequencies[literal_symbols] = {0}, spare[3][256] = {{0}};
+    for (size_t offset = 0; offset < count; offset += sample_step * filtered_row) {
+      count_symbols(band + offset, filtered_row, frequencies, spare);
+    }
+    for (int symbol = 0; symbol < 256; symbol++) {
+      frequencies[symbol] += spare[0][symbol] + spare[1][symbol] + spare[2][symbol];
+    }
+    for (int symbol = 0; symbol < literal_symbols; symbol++) frequencies[symbol] += symbol != 256;
+    frequencies[256] = 1;
+    plan_block(frequencies, block);
+    const bit_writer start = writer;
+    write_block_header(&writer, block, final);
+    write_symbols(&writer, band, count, block->literal_codes, block->literal_lengths, block->matches);
+    put_bits(&writer, block->codes[256] & 0xFFFFFFu, block->codes[256] >> 24);
+    flush_bits(&writer);
+    const size_t written_bits = (size_t)(writer.out - start.out) * 8 + writer.count - start.count;
+    if ((written_bits + start.count + 7) / 8 >= stored_bytes(count)) {
+      writer = start;
+      write_stored(&writer, band, count, final);
+    }
+  }
+  align_bits(&writer);
+  put_big_endian(writer.out, adler);
+  size_t zlib_length = (size_t)(writer.out + 4 - zlib);
+  if (zlib_length < filtered_row * (size_t)height / 16) {
+    zlib_length = recompress_flat(&filter, height, zlib, zlib_length);
+  }
+  uint8_t *end = zlib + zlib_length;
+  put_big_endian(idat, (uint32_t)zlib_length);
+  put_big_endian(end, libdeflate_crc32(0, idat + 4, zlib_length + 4));
+  static const uint8_t iend[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xAE, 0x42, 0x60, 0x82};
+  memcpy(end + 4, iend, 12);
+  free(band);
+  free(rows);
+  free(block);
+  return (size_t)(end + 16 - output);
+}

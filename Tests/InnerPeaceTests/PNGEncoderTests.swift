@@ -1,0 +1,208 @@
+import Foundation
+import Testing
+
+@testable import InnerPeace
+
+/// The PNG encoder (`innerpeace_png_encode`): every file decodes, with libpng's own reader, to
+/// exactly the pixels encoded (RGB, or straight RGBA unpremultiplied as Cairo's pixels are), and
+/// the vector loops (AVX2, SSE2) write the same bytes as the scalar ones.
+@Suite("PNG encoder")
+struct PNGEncoderTests {
+  /// Cairo pixels (B G R X, or premultiplied B G R A), rows `stride` bytes apart.
+  struct Pixels: CustomTestStringConvertible {
+    let name: String
+    let width: Int
+    let height: Int
+    let alpha: Bool
+    var stride: Int { width * 4 + 8 }
+    var bytes: [UInt8]
+    var testDescription: String { "\(name) \(width)x\(height)\(alpha ? " alpha" : "")" }
+
+    /// The straight RGB or RGBA rows a decoder must give back: alpha 255 keeps the colour, alpha 0
+    /// gives black, else each channel is round(c * 255 / a), at most 255.
+    var expected: [UInt8] {
+      let channels = alpha ? 4 : 3
+      var result = [UInt8](repeating: 0, count: width * height * channels)
+      bytes.withUnsafeBufferPointer { source in
+        result.withUnsafeMutableBufferPointer { target in
+          var out = 0
+          for y in 0..<height {
+            var pixel = y * stride
+            for _ in 0..<width {
+              let (b, g, r, a) = (
+                Int(source[pixel]), Int(source[pixel + 1]), Int(source[pixel + 2]), Int(source[pixel + 3])
+              )
+              pixel += 4
+              if !alpha {
+                (target[out], target[out + 1], target[out + 2]) = (UInt8(r), UInt8(g), UInt8(b))
+              } else if a == 255 {
+                (target[out], target[out + 1], target[out + 2], target[out + 3]) = (UInt8(r), UInt8(g), UInt8(b), 255)
+              } else if a > 0 {
+                target[out] = UInt8(min(255, (r * 255 + a / 2) / a))
+                target[out + 1] = UInt8(min(255, (g * 255 + a / 2) / a))
+                target[out + 2] = UInt8(min(255, (b * 255 + a / 2) / a))
+                target[out + 3] = UInt8(a)
+              }
+              out += channels
+            }
+          }
+        }
+      }
+      return result
+    }
+  }
+
+  /// A reproducible generator (SplitMix64), so failures repeat.
+  struct Generator: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+      state &+= 0x9E37_79B9_7F4A_7C15
+      var z = state
+      z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+      z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+      return z ^ (z >> 31)
+    }
+  }
+
+  /// Pixels from `pixel(x, y)` as (r, g, b, a); with alpha, the colour is premultiplied (so never
+  /// above alpha), as Cairo stores it.
+  static func make(
+    _ name: String, width: Int, height: Int, alpha: Bool, _ pixel: (Int, Int) -> (Int, Int, Int, Int)
+  ) -> Pixels {
+    var image = Pixels(name: name, width: width, height: height, alpha: alpha, bytes: [])
+    image.bytes = [UInt8](repeating: 0xA5, count: image.stride * height)  // padding that must not leak in
+    for y in 0..<height {
+      for x in 0..<width {
+        var (r, g, b, a) = pixel(x, y)
+        if alpha {
+          (r, g, b) = ((r * a + 127) / 255, (g * a + 127) / 255, (b * a + 127) / 255)
+        } else {
+          a = 0x5A  // the unused byte of B G R X
+        }
+        let offset = y * image.stride + x * 4
+        image.bytes.replaceSubrange(offset..<offset + 4, with: [UInt8(b), UInt8(g), UInt8(r), UInt8(a)])
+      }
+    }
+    return image
+  }
+
+  static let synthetic: [Pixels] = {
+    var images: [Pixels] = []
+    for alpha in [false, true] {
+      var random = Generator(state: alpha ? 2 : 1)
+      let sizes = [(1, 1), (2, 1), (7, 3), (17, 5), (33, 1), (1, 40), (5000, 2), (63, 65), (250, 300)]
+      for (width, height) in sizes {
+        images.append(
+          make("noise", width: width, height: height, alpha: alpha) { _, _ in
+            (
+              Int.random(in: 0...255, using: &random), Int.random(in: 0...255, using: &random),
+              Int.random(in: 0...255, using: &random), Int.random(in: 0...255, using: &random)
+            )
+          })
+      }
+      images.append(make("constant", width: 301, height: 200, alpha: alpha) { _, _ in (40, 200, 90, 128) })
+      images.append(make("black", width: 64, height: 64, alpha: alpha) { _, _ in (0, 0, 0, 0) })
+      images.append(
+        make("gradient", width: 517, height: 300, alpha: alpha) { x, y in
+          (x % 256, y % 256, (x + y) % 256, (x * 3) % 256)
+        })
+      // Flat areas, thin strokes and a soft photo-like field: every kind of block, runs of zeros
+      // longer than a match, and all four filters.
+      images.append(
+        make("mixed", width: 640, height: 480, alpha: alpha) { x, y in
+          if y < 100 { return (250, 250, 250, 255) }
+          if (x / 7 + y / 11) % 5 == 0 { return (10, 10, 10, 255) }
+          let wave = Int(127.5 + 60 * sin(Double(x) / 23) + 60 * cos(Double(y) / 17))
+          let jitter = Int.random(in: 0...6, using: &random)
+          return (wave + jitter / 2, (wave + x) % 256, 255 - wave, x < 320 ? 255 : (wave + jitter) % 256)
+        })
+    }
+    return images
+  }()
+
+  /// Encodes with each set of loops (the processor's best, SSE2 only, plain C); the files must be
+  /// the same bytes.
+  static func encode(_ image: Pixels) throws -> [UInt8] {
+    try image.bytes.withUnsafeBufferPointer { buffer in
+      let files = try ImageEncoding.PNGKernels.allCases.map { kernels in
+        try ImageEncoding.png(
+          pixels: buffer.baseAddress!, stride: image.stride, width: image.width, height: image.height,
+          alpha: image.alpha, kernels: kernels)
+      }
+      #expect(files.allSatisfy { $0 == files[0] }, "the loops wrote different files")
+      return files[0]
+    }
+  }
+
+  static func decode(_ png: [UInt8], like image: Pixels) throws -> [UInt8] {
+    try ImageDecoding.exactPixels(
+      ofPNG: png, width: image.width, height: image.height, channels: image.alpha ? 4 : 3)
+  }
+
+  @Test(arguments: synthetic)
+  func syntheticImagesDecodeToTheirPixels(_ image: Pixels) throws {
+    let png = try Self.encode(image)
+    let decoded = try Self.decode(png, like: image)
+    #expect(decoded == image.expected)
+  }
+
+  @Test func aFileIsNeverMuchLargerThanItsPixels() throws {
+    // Noise does not compress: its bands go stored, a few bytes each over the raw rows.
+    let noise = try #require(Self.synthetic.first { $0.name == "noise" && $0.width == 250 && !$0.alpha })
+    let png = try Self.encode(noise)
+    #expect(png.count <= (noise.width * 3 + 1) * noise.height + 200)
+    // A flat image goes through libdeflate: a few kilobytes at most.
+    let constant = try #require(Self.synthetic.first { $0.name == "constant" && !$0.alpha })
+    #expect(try Self.encode(constant).count < 1024)
+  }
+
+  /// Cards at every preset, opaque and transparent, several photos and scripts: the PNG decodes
+  /// to the canvas's pixels exactly.
+  struct Card: CustomTestStringConvertible {
+    let request: CardRequest
+    var testDescription: String {
+      "\(request.preset) \(request.transparent ? "transparent" : "opaque") \(request.picture) \(request.quote)"
+    }
+  }
+
+  static let cards: [Card] = {
+    var cards: [Card] = []
+    for preset in [Preset.og, .classic, .square, .story] {
+      cards.append(Card(request: CardRequest(preset: preset, picture: .named("lady-bird.jpg"), seed: 3)))
+      cards.append(Card(request: CardRequest(preset: preset, seed: 4, transparent: true)))
+    }
+    for picture in ["aqua.jpg", "dune.jpg", "garden.jpg"] {
+      cards.append(Card(request: CardRequest(preset: .og, picture: .named(picture), seed: 5)))
+    }
+    for text in ["静水流深，宁静致远。", "السلام عليكم ورحمة الله", "मन की शांति ही सुख है।"] {
+      cards.append(Card(request: CardRequest(preset: .og, quote: .text(text, author: nil), seed: 6)))
+      cards.append(Card(request: CardRequest(preset: .og, quote: .text(text, author: nil), seed: 6, transparent: true)))
+    }
+    return cards
+  }()
+
+  @Test(arguments: cards)
+  func cardsDecodeToTheCanvasPixels(_ card: Card) throws {
+    var canvas: Pixels?
+    let rendered = try Fixtures.renderer.render(card.request, probe: nil) { surface in
+      let stride = surface.stride
+      var image = Pixels(
+        name: "card", width: surface.width, height: surface.height, alpha: surface.format == .argb32, bytes: [])
+      let copyStride = image.stride
+      var bytes = [UInt8](repeating: 0, count: copyStride * surface.height)
+      bytes.withUnsafeMutableBufferPointer { target in
+        for y in 0..<surface.height {
+          (target.baseAddress! + y * copyStride).update(from: surface.data + y * stride, count: surface.width * 4)
+        }
+      }
+      image.bytes = bytes
+      canvas = image
+    }
+    let image = try #require(canvas)
+    #expect(image.alpha == card.request.transparent)
+    let decoded = try Self.decode(rendered.bytes, like: image)
+    #expect(decoded == image.expected)
+    // The renderer's file is the encoder's, and every set of loops agrees.
+    #expect(try Self.encode(image) == rendered.bytes)
+  }
+}
