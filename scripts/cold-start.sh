@@ -7,7 +7,8 @@
 #
 # 1. hyperfine -N, warm-up 3: the peer (../shared/bench/peers/pangocairo_card.py, its og job with
 #    the medium quote) and `innerpeace render --out card.png` (a fixed seed and picture), and
-#    BEFORE's render when given, alternated; medians and the ratio to the peer.
+#    BEFORE's render when given; medians and the ratio to the peer. hyperfine runs each command's
+#    runs together: 1b runs the commands in turn, round by round, so a drifting load is shared.
 # 2. perf stat: CPU time and page faults of `innerpeace --version` (process start, dynamic linking,
 #    Swift runtime, argument parsing) and of the render; the dynamic loader's own time
 #    (LD_DEBUG=statistics, cycles at the CPU's clock).
@@ -36,7 +37,7 @@ chmod +x "$OUT/peer.sh"
 echo "== 1. whole command, alternated (hyperfine -N, $RUNS runs)"
 commands=("$OUT/peer.sh" "$BIN ${CARD[*]}")
 [ -n "${BEFORE:-}" ] && commands+=("$BEFORE ${CARD[*]}")
-hyperfine -N -w 3 -r "$RUNS" --style none --export-json "$OUT/h.json" "${commands[@]}" >/dev/null
+hyperfine -N -w 3 -r "$RUNS" --style none --export-json "$OUT/h.json" "${commands[@]}" >/dev/null 2>"$OUT/h.err"
 python3 - "$OUT/h.json" <<'EOF'
 import json, sys
 results = json.load(open(sys.argv[1]))["results"]
@@ -44,6 +45,27 @@ peer = results[0]["median"]
 for r in results:
     print(f"  {r['median'] * 1000:7.1f} ms median  {r['min'] * 1000:7.1f} min  "
           f"{r['median'] / peer:6.3f}x peer  {r['command'][:90]}")
+EOF
+
+echo "== 1b. the same commands in turn, round by round ($RUNS rounds; wall and CPU time, medians)"
+python3 - "$RUNS" "${commands[@]}" <<'EOF'
+import os, statistics, subprocess, sys, time
+runs, commands = int(sys.argv[1]), sys.argv[2:]
+wall, cpu = [[] for _ in commands], [[] for _ in commands]
+for _ in range(runs):
+    for index, command in enumerate(commands):
+        start = time.perf_counter()
+        child = subprocess.Popen(command.split(), stdout=subprocess.DEVNULL)
+        _, status, usage = os.wait4(child.pid, 0)
+        wall[index].append((time.perf_counter() - start) * 1000)
+        if os.waitstatus_to_exitcode(status) != 0:
+            sys.exit(f"failed: {command}")
+        cpu[index].append((usage.ru_utime + usage.ru_stime) * 1000)
+peer = statistics.median(wall[0])
+for index, command in enumerate(commands):
+    median = statistics.median(wall[index])
+    print(f"  {median:7.1f} ms median  {statistics.median(cpu[index]):6.1f} ms CPU  "
+          f"{median / peer:6.3f}x peer  {command[:70]}")
 EOF
 
 echo "== 2. CPU time and page faults (perf stat -r $RUNS)"
