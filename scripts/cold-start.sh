@@ -47,11 +47,11 @@ for r in results:
           f"{r['median'] / peer:6.3f}x peer  {r['command'][:90]}")
 EOF
 
-echo "== 1b. the same commands in turn, round by round ($RUNS rounds; wall and CPU time, medians)"
+echo "== 1b. the same commands in turn, round by round ($RUNS rounds; wall, CPU time, page faults; medians)"
 python3 - "$RUNS" "${commands[@]}" <<'EOF'
 import os, statistics, subprocess, sys, time
 runs, commands = int(sys.argv[1]), sys.argv[2:]
-wall, cpu = [[] for _ in commands], [[] for _ in commands]
+wall, cpu, faults = [[] for _ in commands], [[] for _ in commands], [[] for _ in commands]
 for _ in range(runs):
     for index, command in enumerate(commands):
         start = time.perf_counter()
@@ -61,11 +61,12 @@ for _ in range(runs):
         if os.waitstatus_to_exitcode(status) != 0:
             sys.exit(f"failed: {command}")
         cpu[index].append((usage.ru_utime + usage.ru_stime) * 1000)
+        faults[index].append(usage.ru_minflt + usage.ru_majflt)
 peer = statistics.median(wall[0])
 for index, command in enumerate(commands):
     median = statistics.median(wall[index])
     print(f"  {median:7.1f} ms median  {statistics.median(cpu[index]):6.1f} ms CPU  "
-          f"{median / peer:6.3f}x peer  {command[:70]}")
+          f"{statistics.median(faults[index]):6.0f} faults  {median / peer:6.3f}x peer  {command[:70]}")
 EOF
 
 echo "== 2. CPU time and page faults (perf stat -r $RUNS)"
