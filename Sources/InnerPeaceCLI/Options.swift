@@ -10,14 +10,16 @@ struct CatalogOptions: ParsableArguments {
   var catalog: String?
 
   /// The catalog in the folder, or the bundled one.
+  /// - Parameter checking: when its photos are read and checked: all of them now (the default),
+  ///   or each one as a card draws it (`render`, which draws one).
   /// - Throws: ``InnerPeaceError`` for a missing folder or a catalog that cannot be read.
-  func load() throws(InnerPeaceError) -> Catalog {
-    guard let catalog else { return try Catalog.bundled() }
+  func load(checking: PictureChecking = .atLoad) throws(InnerPeaceError) -> Catalog {
+    guard let catalog else { return try Catalog.bundled(checking: checking) }
     var isDirectory: ObjCBool = false
     guard FileManager.default.fileExists(atPath: catalog, isDirectory: &isDirectory), isDirectory.boolValue else {
       throw .catalogUnreadable(file: catalog, reason: "no such folder")
     }
-    return try Catalog(directory: URL(fileURLWithPath: catalog, isDirectory: true))
+    return try Catalog(directory: URL(fileURLWithPath: catalog, isDirectory: true), checking: checking)
   }
 }
 

@@ -118,7 +118,8 @@ struct RenderCommand: ParsableCommand {
     if let reportOutput, reportOutput.isSameFile(as: output) {
       throw CommandLineError.usage("--report and --out name the same file '\(reportOutput.path)': give each its own")
     }
-    let catalog = try catalog.load()
+    // Only the photo the card draws is read and checked, when it is drawn.
+    let catalog = try catalog.load(checking: .whenDrawn)
     let renderer = try CardRenderer(catalog: catalog, backgroundCacheBytes: 0)
     let card = try renderer.render(request)
     try output.write(card.bytes)

@@ -341,11 +341,12 @@ struct RenderCommandTests {
     BadInput(
       name: "whitespace-only quote", arguments: ["--catalog", "{catalog}"],
       catalog: catalog(quotes: #"[{"text": "  ", "author": "b"}]"#), mentions: ["quotes.json", "empty"], status: 65),
+    // `render` checks the photo it draws (``renderChecksOnlyThePhotoItDraws()``).
     BadInput(
-      name: "missing picture file", arguments: ["--catalog", "{catalog}"],
+      name: "missing picture file", arguments: ["--catalog", "{catalog}", "--picture", "gone.jpg"],
       catalog: catalog(pictures: #"["photo.jpg", "gone.jpg"]"#), mentions: ["gone.jpg", "missing"], status: 66),
     BadInput(
-      name: "undecodable picture", arguments: ["--catalog", "{catalog}"],
+      name: "undecodable picture", arguments: ["--catalog", "{catalog}", "--picture", "notes.jpg"],
       catalog: catalog(pictures: #"["photo.jpg", "notes.jpg"]"#, extra: ["notes.jpg": Array("hello".utf8)]),
       mentions: ["notes.jpg", "decode"], status: 65),
     BadInput(
@@ -420,6 +421,45 @@ struct RenderCommandTests {
     BadInput(name: "unknown option", arguments: ["--frobnicate"], mentions: ["frobnicate"], status: 64),
     BadInput(name: "--out is a folder", arguments: ["--out", "{folder}"], mentions: ["directory"], status: 73),
   ]
+
+  /// `render` reads and checks only the photo it draws: a catalog with broken photos still draws
+  /// its good ones, and drawing a broken one fails with the one line and status that `batch`,
+  /// which checks every photo before it renders, gives at start for that photo.
+  @Test func renderChecksOnlyThePhotoItDraws() throws {
+    try withTemporaryFolder { root in
+      func makeCatalog(_ label: String, pictures: String) throws -> URL {
+        let folder = root.appendingPathComponent(label, isDirectory: true)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Self.catalog(pictures: pictures, extra: ["notes.jpg": Array("hello".utf8)])(folder)
+        guard mkfifo(folder.appendingPathComponent("pipe.jpg").path, 0o600) == 0 else { throw POSIXError(.EIO) }
+        return folder
+      }
+      let all = try makeCatalog("all", pictures: #"["gone.jpg", "notes.jpg", "pipe.jpg", "photo.jpg"]"#)
+      let good = try CLI.run([
+        "render", "--catalog", all.path, "--picture", "photo.jpg", "--size", "320x200", "--seed", "1", "--out", "-",
+      ])
+      #expect(good.status == 0, "stderr: \(good.stderr)")
+      #expect(good.stderr.isEmpty)
+      #expect(pngHeader(good.stdout) != nil, "not a PNG")
+
+      for name in ["gone.jpg", "notes.jpg", "pipe.jpg"] {
+        let drawn = try CLI.run([
+          "render", "--catalog", all.path, "--picture", name, "--size", "320x200", "--seed", "1", "--out", "-",
+        ])
+        let single = try makeCatalog(name + "-only", pictures: "[\"photo.jpg\", \"\(name)\"]")
+        let batch = try CLI.run([
+          "batch", "--catalog", single.path, "--out-dir", root.appendingPathComponent(name + "-cards").path,
+          "--count", "1", "--preset", "320x200", "--seed", "1",
+        ])
+        #expect(batch.status != 0, "batch started with \(name) broken")
+        #expect(drawn.status == batch.status, "\(name): render \(drawn.status), batch \(batch.status)")
+        #expect(drawn.stderrLines.count == 1, "\(name): \(drawn.stderr)")
+        #expect(drawn.stderrLines == batch.stderrLines, "\(name): render '\(drawn.stderr)', batch '\(batch.stderr)'")
+        #expect(drawn.stderr.contains(name))
+        #expect(drawn.stdout.isEmpty)
+      }
+    }
+  }
 
   @Test(arguments: badInputs)
   func badInputFailsCleanly(_ bad: BadInput) throws {

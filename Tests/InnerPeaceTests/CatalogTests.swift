@@ -270,6 +270,41 @@ struct CatalogTests {
     #expect(!reason.isEmpty)
   }
 
+  /// A catalog that checks its photos when drawn (one card from the command line) loads with
+  /// broken photos listed: each is refused when a card draws it, with the error a catalog that
+  /// checks at load gives for it, and the good ones draw the cards such a catalog draws.
+  @Test func photosCheckedWhenDrawn() throws {
+    let notes = Array("this is not an image\n".utf8)
+    let plain = try bundledPhotoBytes("dune.jpg")
+    let pictures = #"[{"file": "photo.jpg", "focus": [0.25, 1]}, "plain.jpg", "notes.jpg", "gone.jpg"]"#
+    try Self.withCatalog(pictures: pictures, files: ["plain.jpg": plain, "notes.jpg": notes]) { folder in
+      #expect(innerPeaceError { try Catalog(directory: folder) } != nil)
+      let catalog = try Catalog(directory: folder, checking: .whenDrawn)
+      #expect(catalog.pictures == ["photo.jpg", "plain.jpg", "notes.jpg", "gone.jpg"])
+      let renderer = try CardRenderer(catalog: catalog, backgroundCacheBytes: 0)
+      let canvas = Preset.custom(try CanvasSize(width: 480, height: 320))
+      for name in ["notes.jpg", "gone.jpg"] {
+        let atLoad = try Self.loadError(pictures: "[\"\(name)\"]", files: ["notes.jpg": notes])
+        #expect(atLoad != nil)
+        let drawn = innerPeaceError {
+          try renderer.render(CardRequest(preset: canvas, quote: .index(0), picture: .named(name), seed: 1))
+        }
+        #expect(drawn == atLoad, "\(name)")
+      }
+      // The good photos, one with its focus given and one estimated, against a checked-at-load catalog.
+      let good = #"[{"file": "photo.jpg", "focus": [0.25, 1]}, "plain.jpg"]"#
+      try Self.withCatalog(pictures: good, files: ["plain.jpg": plain]) { goodFolder in
+        let checkedAtLoad = try CardRenderer(catalog: try Catalog(directory: goodFolder), backgroundCacheBytes: 0)
+        for name in ["photo.jpg", "plain.jpg"] {
+          let request = CardRequest(preset: canvas, quote: .index(0), picture: .named(name), seed: 3)
+          let card = try renderer.render(request)
+          #expect(card.picture == name)
+          #expect(card.bytes == (try checkedAtLoad.render(request).bytes), "\(name)")
+        }
+      }
+    }
+  }
+
   @Test(arguments: ["../photo.jpg", "sub/photo.jpg", "/etc/hosts", "..", ".hidden.jpg", ""])
   func pictureNameNotPlain(name: String) throws {
     let json = String(

@@ -1,6 +1,12 @@
 public import Foundation
 import InnerPeaceResources
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// One quote of the catalog.
 public struct Quote: Hashable, Sendable, Codable {
   public let text: String
@@ -38,6 +44,16 @@ public enum CatalogLimits {
   }
 }
 
+/// When a catalog reads and checks its photos.
+public enum PictureChecking: Sendable {
+  /// Every photo, when the catalog loads: a service or a batch refuses a broken photo before it
+  /// starts.
+  case atLoad
+  /// Each photo when a card draws it, with the same checks and errors; the load checks only the
+  /// names. For one card, which draws one photo of the catalog.
+  case whenDrawn
+}
+
 /// The quotes and background photos a card can use, loaded and checked once.
 public struct Catalog: Sendable {
   public let quotes: [Quote]
@@ -49,6 +65,10 @@ public struct Catalog: Sendable {
   let pictureStamps: [String: PictureStamp]
   /// Each picture's size as seen and its focus, given in `pictures.json` or estimated at load.
   let pictureDetails: [String: PictureDetail]
+  /// When the photos are read and checked.
+  public let pictureChecking: PictureChecking
+  /// The foci `pictures.json` gives, for photos checked when drawn (``pictureDetails`` is empty).
+  let listedFoci: [String: PictureFocus]
   /// A time before the content this catalog stands for was fixed, in nanoseconds since 1970
   /// (`nil`: only the stamps count): a picture whose file status changed after it has changed
   /// since, even if this catalog was loaded after the change. A render worker process, which
@@ -61,15 +81,20 @@ public struct Catalog: Sendable {
   /// file exists and has a JPEG or PNG header. An entry is a file name or an object
   /// `{"file": "x.jpg", "focus": [fx, fy]}`; a picture without a focus has one estimated
   /// (``FocusEstimator``).
+  /// - Parameter checking: when the photos are read and checked; `.whenDrawn` checks only their
+  ///   names here, and each photo as a card draws it (``checkedPicture(_:)``).
   /// - Throws: ``InnerPeaceError`` naming the file and the problem.
-  public init(directory: URL) throws(InnerPeaceError) {
+  public init(directory: URL, checking: PictureChecking = .atLoad) throws(InnerPeaceError) {
     self.directory = directory
     self.quotes = try Catalog.loadQuotes(directory.appendingPathComponent("quotes.json"))
     // The pictures after the quotes: a catalog too large is refused before its photos are read.
-    let loaded = try Catalog.loadPictures(directory.appendingPathComponent("pictures.json"), in: directory)
+    let loaded = try Catalog.loadPictures(
+      directory.appendingPathComponent("pictures.json"), in: directory, checking: checking)
     self.pictures = loaded.names
     self.pictureStamps = loaded.stamps
     self.pictureDetails = loaded.details
+    self.pictureChecking = checking
+    self.listedFoci = loaded.listedFoci
   }
 
   /// A catalog from values, for tests and for callers that keep their own lists.
@@ -87,7 +112,8 @@ public struct Catalog: Sendable {
     var stamps: [String: PictureStamp] = [:]
     var details: [String: PictureDetail] = [:]
     for name in pictures {
-      (stamps[name], details[name]) = try Catalog.checkPicture(name, in: directory, focus: foci[name])
+      let checked = try Catalog.checkPicture(name, in: directory, focus: foci[name])
+      (stamps[name], details[name]) = (checked.stamp, checked.detail)
     }
     var checked: [Quote] = []
     for (index, quote) in quotes.enumerated() {
@@ -98,27 +124,34 @@ public struct Catalog: Sendable {
     self.directory = directory
     self.pictureStamps = stamps
     self.pictureDetails = details
+    self.pictureChecking = .atLoad
+    self.listedFoci = [:]
   }
 
-  /// The focus of a catalog picture (by the name the catalog lists), `nil` for another name.
-  public func focus(ofPicture name: String) -> PictureFocus? { pictureDetails[name]?.focus }
+  /// The focus of a catalog picture (by the name the catalog lists), `nil` for another name; in
+  /// a catalog that checks its photos when drawn, `nil` too for a photo whose focus
+  /// `pictures.json` does not give (it is estimated when the photo is drawn).
+  public func focus(ofPicture name: String) -> PictureFocus? { pictureDetails[name]?.focus ?? listedFoci[name] }
 
-  /// The crop of a catalog picture on a canvas with the text block `block` (``FocusCrop``);
-  /// centred for a name the catalog does not list.
-  func crop(for name: String, canvas: (width: Int, height: Int), block: PixelRect?) -> FocusCrop {
-    guard let detail = pictureDetails[name] else { return .centred }
+  /// The crop of a catalog picture on a canvas with the text block `block` (``FocusCrop``), from
+  /// `detail` or the one checked at load; centred for a name the catalog does not list.
+  func crop(for name: String, canvas: (width: Int, height: Int), block: PixelRect?, detail: PictureDetail? = nil)
+    -> FocusCrop
+  {
+    guard let detail = detail ?? pictureDetails[name] else { return .centred }
     return FocusCrop.choose(
       photo: (detail.width, detail.height), canvas: canvas, focus: detail.focus, block: block)
   }
 
   /// The bundled catalog (`Resources/` of the package).
+  /// - Parameter checking: when the photos are read and checked (``init(directory:checking:)``).
   /// - Throws: ``InnerPeaceError/catalogUnreadable(file:reason:)`` if the bundle is missing.
-  public static func bundled() throws(InnerPeaceError) -> Catalog {
+  public static func bundled(checking: PictureChecking = .atLoad) throws(InnerPeaceError) -> Catalog {
     guard let directory = BundledResources.catalogDirectory else {
       throw .catalogUnreadable(
         file: "Resources", reason: "the bundled catalog was not found next to the executable (set INNERPEACE_HOME)")
     }
-    return try Catalog(directory: directory)
+    return try Catalog(directory: directory, checking: checking)
   }
 
   /// The quote and picture a seed picks: two draws from ``SeededGenerator``, quote first, so a
@@ -172,8 +205,11 @@ public struct Catalog: Sendable {
 
   /// A catalog file's bytes, refused unread when it is larger than `maximumBytes`.
   private static func read(_ url: URL, maximumBytes: Int) throws(InnerPeaceError) -> Data {
-    if let size = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? Int, size > maximumBytes {
-      throw .catalogInvalid(file: url.path, reason: CatalogLimits.overLimit(size, "bytes", maximum: maximumBytes))
+    // `stat`, not FileManager's attributes, which look up the owner's and group's names.
+    var status = stat()
+    if stat(url.path, &status) == 0, Int(status.st_size) > maximumBytes {
+      throw .catalogInvalid(
+        file: url.path, reason: CatalogLimits.overLimit(Int(status.st_size), "bytes", maximum: maximumBytes))
     }
     do {
       let data = try Data(contentsOf: url)
@@ -281,19 +317,25 @@ public struct Catalog: Sendable {
     }
   }
 
-  /// A checked `pictures.json`: the names in order, and each picture's stamp and detail.
+  /// A checked `pictures.json`: the names in order, each picture's stamp and detail (photos
+  /// checked at load), and the foci the file gives (photos checked when drawn).
   typealias LoadedPictures = (
-    names: [String], stamps: [String: PictureStamp], details: [String: PictureDetail]
+    names: [String], stamps: [String: PictureStamp], details: [String: PictureDetail],
+    listedFoci: [String: PictureFocus]
   )
 
-  static func loadPictures(_ url: URL, in directory: URL) throws(InnerPeaceError) -> LoadedPictures {
-    try pictures(fromJSON: read(url, maximumBytes: CatalogLimits.maximumPicturesFileBytes), file: url, in: directory)
+  static func loadPictures(_ url: URL, in directory: URL, checking: PictureChecking = .atLoad)
+    throws(InnerPeaceError) -> LoadedPictures
+  {
+    try pictures(
+      fromJSON: read(url, maximumBytes: CatalogLimits.maximumPicturesFileBytes), file: url, in: directory,
+      checking: checking)
   }
 
-  /// The pictures of a `pictures.json` already read, each checked in `directory`; `file`
-  /// names it in errors.
-  static func pictures(fromJSON data: Data, file url: URL, in directory: URL) throws(InnerPeaceError)
-    -> LoadedPictures
+  /// The pictures of a `pictures.json` already read, each checked in `directory` (only its name
+  /// when `checking` is `.whenDrawn`); `file` names it in errors.
+  static func pictures(fromJSON data: Data, file url: URL, in directory: URL, checking: PictureChecking = .atLoad)
+    throws(InnerPeaceError) -> LoadedPictures
   {
     let file = url.path
     guard
@@ -308,6 +350,7 @@ public struct Catalog: Sendable {
     var names: [String] = []
     var stamps: [String: PictureStamp] = [:]
     var details: [String: PictureDetail] = [:]
+    var listedFoci: [String: PictureFocus] = [:]
     for (index, entry) in entries.enumerated() {
       let listing: PictureListing
       switch entry.value {
@@ -317,11 +360,17 @@ public struct Catalog: Sendable {
       case .failure:
         throw .catalogInvalid(file: file, reason: "picture \(index) is not a string")
       }
-      (stamps[listing.file], details[listing.file]) = try checkPicture(
-        listing.file, in: directory, focus: listing.focus)
+      switch checking {
+      case .atLoad:
+        let checked = try checkPicture(listing.file, in: directory, focus: listing.focus)
+        (stamps[listing.file], details[listing.file]) = (checked.stamp, checked.detail)
+      case .whenDrawn:
+        try checkName(listing.file)
+        listedFoci[listing.file] = listing.focus
+      }
       names.append(listing.file)
     }
-    return (names, stamps, details)
+    return (names, stamps, details, listedFoci)
   }
 
   static func checkName(_ name: String) throws(InnerPeaceError) {
@@ -334,10 +383,11 @@ public struct Catalog: Sendable {
   /// within ``Limits``, its colour space can be decoded. Decodes no pixels when `focus` is given;
   /// without it, decodes a small copy to estimate the focus (``FocusEstimator``; the centre when
   /// that decode fails, which the card that decodes the photo then reports).
-  /// - Returns: the file's status as it was read (``PictureStamp``), its size as seen and focus.
+  /// - Returns: the bytes, the file's status as they were read (``PictureStamp``), its size as
+  ///   seen and focus.
   @discardableResult
   static func checkPicture(_ name: String, in directory: URL, focus: PictureFocus? = nil) throws(InnerPeaceError)
-    -> (stamp: PictureStamp, detail: PictureDetail)
+    -> (bytes: [UInt8], stamp: PictureStamp, detail: PictureDetail)
   {
     try checkName(name)
     let (bytes, stamp) = try PictureFile.readStamped(atPath: directory.appendingPathComponent(name).path, name: name)
@@ -350,7 +400,18 @@ public struct Catalog: Sendable {
     // decodes it, naming it; its focus meanwhile is the centre.
     let chosen =
       focus ?? (try? FocusEstimator.estimate(bytes)) ?? PictureFocus(x: 0.5, y: 0.5, estimated: true)
-    return (stamp, PictureDetail(width: header.width, height: header.height, focus: chosen))
+    return (bytes, stamp, PictureDetail(width: header.width, height: header.height, focus: chosen))
+  }
+
+  /// A photo of a catalog that checks its photos when drawn (``PictureChecking/whenDrawn``), read
+  /// and checked as a catalog checking at load would check it (``checkPicture(_:in:focus:)``,
+  /// the same errors), and refused if its status changed after ``fixedSinceNanoseconds``.
+  /// - Parameter name: a picture name as this catalog lists it.
+  /// - Returns: the bytes to decode, and the photo's size as seen and focus.
+  func checkedPicture(_ name: String) throws(InnerPeaceError) -> (bytes: [UInt8], detail: PictureDetail) {
+    let checked = try Catalog.checkPicture(name, in: directory, focus: listedFoci[name])
+    try checkUnchanged(name, checked.stamp)
+    return (checked.bytes, checked.detail)
   }
 
   /// Refuses a picture whose file, as just read (`stamp`), is not the one this catalog checked:

@@ -1,4 +1,5 @@
 internal import CInnerPeace
+internal import CInnerPeaceKernels
 
 /// Owns one `cairo_surface_t` image surface; `deinit` destroys it.
 final class ImageSurface {
@@ -28,6 +29,9 @@ final class ImageSurface {
   init(format: PixelFormat, width: Int, height: Int) throws(InnerPeaceError) {
     let surface = cairo_image_surface_create(format.cairo, Int32(width), Int32(height))!
     try ImageSurface.check(surface)
+    // Its pixels are written whole, after this (a large calloc maps pages it has not touched).
+    innerpeace_advise_huge_pages(
+      cairo_image_surface_get_data(surface), Int(cairo_image_surface_get_stride(surface)) * height)
     self.handle = surface
     self.width = width
     self.height = height

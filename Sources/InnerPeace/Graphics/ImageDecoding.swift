@@ -1,5 +1,6 @@
 internal import CInnerPeace
 internal import CInnerPeaceCodecs
+internal import CInnerPeaceKernels
 
 #if canImport(Glibc)
   import Glibc
@@ -206,6 +207,7 @@ package enum ImageDecoding {
     pixels.bytes = [UInt8](unsafeUninitializedCapacity: chosen.width * chosen.height * 4) {
       buffer, count in
       count = buffer.count
+      innerpeace_advise_huge_pages(buffer.baseAddress, buffer.count)
       // Damaged data (a scan cut short, a bad Huffman code) is only a warning to libjpeg, which
       // fills the rest with grey: stop at the first warning. Warnings that say nothing about
       // the pixels (stray bytes between segments, an odd JFIF version) are decoded through.
@@ -247,6 +249,7 @@ package enum ImageDecoding {
     var status: Int32 = -1
     let decoded = [UInt8](unsafeUninitializedCapacity: reduced.width * reduced.height * 4) {
       buffer, count in
+      innerpeace_advise_huge_pages(buffer.baseAddress, buffer.count)
       status = bytes.withUnsafeBufferPointer { source in
         message.withUnsafeMutableBufferPointer { text in
           innerpeace_png_decode(

@@ -25,9 +25,12 @@ extension ImageEncoding {
   /// The output is the same bytes for the same pixels and settings: one thread, no timestamps.
   static func avif(_ surface: ImageSurface, quantizer: Int32) throws(InnerPeaceError) -> [UInt8] {
     let alpha = surface.format == .argb32
-    guard let image = avifImageCreate(UInt32(surface.width), UInt32(surface.height), 8, AVIF_PIXEL_FORMAT_YUV420)
+    guard let avif = LibAVIF.shared else {
+      throw .encodingFailed(format: .avif, reason: "\(LibAVIF.fileName) cannot be opened")
+    }
+    guard let image = avif.imageCreate(UInt32(surface.width), UInt32(surface.height), 8, AVIF_PIXEL_FORMAT_YUV420)
     else { throw .encodingFailed(format: .avif, reason: "out of memory") }
-    defer { avifImageDestroy(image) }
+    defer { avif.imageDestroy(image) }
     // sRGB, stated in the file (nclx) so that browsers show the colours as drawn.
     image.pointee.colorPrimaries = UInt16(AVIF_COLOR_PRIMARIES_BT709)
     image.pointee.transferCharacteristics = UInt16(AVIF_TRANSFER_CHARACTERISTICS_SRGB)
@@ -35,29 +38,27 @@ extension ImageEncoding {
     image.pointee.yuvRange = AVIF_RANGE_FULL
 
     var pixels = avifRGBImage()
-    avifRGBImageSetDefaults(&pixels, image)
+    avif.rgbImageSetDefaults(&pixels, image)
     pixels.format = AVIF_RGB_FORMAT_BGRA
     pixels.ignoreAlpha = alpha ? AVIF_FALSE : AVIF_TRUE
     pixels.alphaPremultiplied = alpha ? AVIF_TRUE : AVIF_FALSE
     pixels.pixels = surface.data
     pixels.rowBytes = UInt32(surface.stride)
-    let converted = avifImageRGBToYUV(image, &pixels)
-    guard converted == AVIF_RESULT_OK else {
-      throw .encodingFailed(format: .avif, reason: String(cString: avifResultToString(converted)))
-    }
+    let converted = avif.imageRGBToYUV(image, &pixels)
+    guard converted == AVIF_RESULT_OK else { throw .encodingFailed(format: .avif, reason: avif.text(of: converted)) }
 
-    guard let encoder = avifEncoderCreate() else { throw .encodingFailed(format: .avif, reason: "out of memory") }
-    defer { avifEncoderDestroy(encoder) }
+    guard let encoder = avif.encoderCreate() else { throw .encodingFailed(format: .avif, reason: "out of memory") }
+    defer { avif.encoderDestroy(encoder) }
     encoder.pointee.codecChoice = AVIF_CODEC_CHOICE_AOM
     encoder.pointee.maxThreads = 1
     encoder.pointee.speed = avifSpeed
     encoder.pointee.minQuantizer = quantizer
     encoder.pointee.maxQuantizer = quantizer
     var output = avifRWData()
-    defer { avifRWDataFree(&output) }
-    let written = avifEncoderWrite(encoder, image, &output)
+    defer { avif.rwDataFree(&output) }
+    let written = avif.encoderWrite(encoder, image, &output)
     guard written == AVIF_RESULT_OK, let data = output.data, output.size > 0 else {
-      throw .encodingFailed(format: .avif, reason: String(cString: avifResultToString(written)))
+      throw .encodingFailed(format: .avif, reason: avif.text(of: written))
     }
     return Array(UnsafeBufferPointer(start: data, count: output.size))
   }
@@ -74,15 +75,15 @@ package struct DecodedAVIF: Sendable {
   /// Decodes with libavif (its AV1 decoder: dav1d, else libaom).
   /// - Returns: `nil` when the bytes are not an AVIF image libavif can read.
   package init?(_ bytes: [UInt8]) {
-    guard let decoder = avifDecoderCreate() else { return nil }
-    defer { avifDecoderDestroy(decoder) }
+    guard let avif = LibAVIF.shared, let decoder = avif.decoderCreate() else { return nil }
+    defer { avif.decoderDestroy(decoder) }
     decoder.pointee.maxThreads = 1
-    guard let image = avifImageCreateEmpty() else { return nil }
-    defer { avifImageDestroy(image) }
-    let read = bytes.withUnsafeBufferPointer { avifDecoderReadMemory(decoder, image, $0.baseAddress, $0.count) }
+    guard let image = avif.imageCreateEmpty() else { return nil }
+    defer { avif.imageDestroy(image) }
+    let read = bytes.withUnsafeBufferPointer { avif.decoderReadMemory(decoder, image, $0.baseAddress, $0.count) }
     guard read == AVIF_RESULT_OK else { return nil }
     var pixels = avifRGBImage()
-    avifRGBImageSetDefaults(&pixels, image)
+    avif.rgbImageSetDefaults(&pixels, image)
     pixels.format = AVIF_RGB_FORMAT_RGBA
     pixels.depth = 8
     let width = Int(image.pointee.width)
@@ -91,7 +92,7 @@ package struct DecodedAVIF: Sendable {
     let rgba = [UInt8](unsafeUninitializedCapacity: width * height * 4) { buffer, count in
       pixels.pixels = buffer.baseAddress
       pixels.rowBytes = UInt32(width * 4)
-      converted = avifImageYUVToRGB(image, &pixels)
+      converted = avif.imageYUVToRGB(image, &pixels)
       count = converted == AVIF_RESULT_OK ? width * height * 4 : 0
     }
     guard converted == AVIF_RESULT_OK else { return nil }

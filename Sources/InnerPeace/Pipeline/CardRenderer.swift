@@ -85,8 +85,14 @@ public final class CardRenderer: Sendable {
     let canvas = try ImageSurface(
       format: request.transparent ? .argb32 : .rgb24, width: geometry.canvas.width, height: geometry.canvas.height)
     if !request.transparent {
-      let crop = catalog.crop(for: pictureName, canvas: (canvas.width, canvas.height), block: fitted.block)
-      try paintBackground(named: pictureName, crop: crop, on: canvas, clock: clock)
+      // A catalog that checks its photos when drawn reads and checks this one now: its size and
+      // focus choose the crop, and its bytes are decoded as they were checked.
+      let checked =
+        catalog.pictureChecking == .whenDrawn
+        ? try clock.measure(.decode) { () throws(InnerPeaceError) in try catalog.checkedPicture(pictureName) } : nil
+      let crop = catalog.crop(
+        for: pictureName, canvas: (canvas.width, canvas.height), block: fitted.block, detail: checked?.detail)
+      try paintBackground(named: pictureName, crop: crop, on: canvas, clock: clock, checkedBytes: checked?.bytes)
     }
 
     // The halo text: text layer, its alpha blurred five times, shadows, then the text.
@@ -169,21 +175,28 @@ public final class CardRenderer: Sendable {
 
   /// Paints the photo, scaled to cover the canvas and cropped as `crop` says, from the cache or
   /// decoded and scaled straight into the canvas (then kept, when the cache takes a background of
-  /// that size).
-  private func paintBackground(named name: String, crop: FocusCrop, on canvas: ImageSurface, clock: StageClock)
-    throws(InnerPeaceError)
-  {
+  /// that size). `checkedBytes` are the photo's bytes when the catalog has just read and checked
+  /// them (``Catalog/checkedPicture(_:)``); otherwise the file is read here.
+  private func paintBackground(
+    named name: String, crop: FocusCrop, on canvas: ImageSurface, clock: StageClock, checkedBytes: [UInt8]?
+  ) throws(InnerPeaceError) {
     let key = BackgroundCache.Key(picture: name, width: canvas.width, height: canvas.height, crop: crop)
     if let cached = backgrounds.pixels(for: key) {
       clock.measure(.draw) { cached.copy(into: canvas) }
       return
     }
     var decoded: Pixels? = try clock.measure(.decode) { () throws(InnerPeaceError) in
-      let url = try catalog.pictureURL(named: name)
-      // Read again, as at load: the file may have been swapped for a FIFO or a bigger file since,
-      // or replaced: its bytes are then not those the content version stands for.
-      let (data, stamp) = try PictureFile.readStamped(atPath: url.path, name: name)
-      try catalog.checkUnchanged(name, stamp)
+      let data: [UInt8]
+      if let checkedBytes {
+        data = checkedBytes
+      } else {
+        let url = try catalog.pictureURL(named: name)
+        // Read again, as at load: the file may have been swapped for a FIFO or a bigger file since,
+        // or replaced: its bytes are then not those the content version stands for.
+        let (read, stamp) = try PictureFile.readStamped(atPath: url.path, name: name)
+        try catalog.checkUnchanged(name, stamp)
+        data = read
+      }
       do throws(InnerPeaceError) {
         // Decoded large enough for the zoom too.
         let covering = (

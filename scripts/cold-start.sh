@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Cold start of `innerpeace render` (issue 21, item 3): the whole command against the pycairo +
+# Pango peer, alternated in one hyperfine run, then where one cold render's time goes, step by step.
+#
+#   bash scripts/cold-start.sh                 # .build/release/innerpeace, 15 runs
+#   RUNS=21 BEFORE=/path/to/old/innerpeace bash scripts/cold-start.sh
+#
+# 1. hyperfine -N, warm-up 3: the peer (../shared/bench/peers/pangocairo_card.py, its og job with
+#    the medium quote) and `innerpeace render --out card.png` (a fixed seed and picture), and
+#    BEFORE's render when given; medians and the ratio to the peer. hyperfine runs each command's
+#    runs together: 1b runs the commands in turn, round by round, so a drifting load is shared.
+# 2. perf stat: CPU time and page faults of `innerpeace --version` (process start, dynamic linking,
+#    Swift runtime, argument parsing) and of the render; the dynamic loader's own time
+#    (LD_DEBUG=statistics, cycles at the CPU's clock).
+# 3. The steps of one cold render, from uprobes on the binary's functions (perf probe, needs
+#    root): the time from exec to each step's first function, median of RUNS renders.
+# Bounded: every loop runs RUNS times. Leaves no probe behind.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RUNS=${RUNS:-15}
+BIN=${BIN:-$PWD/.build/release/innerpeace}
+PEERS=${PEERS:-$PWD/../shared/bench/peers}
+OUT=$(mktemp -d /tmp/innerpeace-cold.XXXXXX)
+trap 'perf probe -q -d "probe_innerpeace*:*" 2>/dev/null || true; rm -rf "$OUT"' EXIT
+CARD=(render --out "$OUT/card.png" --seed 3 --quote 2 --picture aqua.jpg)
+
+echo "load: $(uptime)"
+QUOTE=$(grep -P '^medium\t' "$PEERS/fixtures/quotes.txt" | cut -f3)
+PEER_PY=/tmp/innerpeace-peers/venv/bin/python
+[ -x "$PEER_PY" ] || bash "$PEERS/setup.sh" >/dev/null
+cat >"$OUT/peer.sh" <<EOF
+#!/bin/sh
+exec $PEER_PY $PEERS/pangocairo_card.py $PEERS/fixtures/background.jpg "$QUOTE" "Bench Fixture" 1200 630 $OUT/peer.png
+EOF
+chmod +x "$OUT/peer.sh"
+
+echo "== 1. whole command, alternated (hyperfine -N, $RUNS runs)"
+commands=("$OUT/peer.sh" "$BIN ${CARD[*]}")
+[ -n "${BEFORE:-}" ] && commands+=("$BEFORE ${CARD[*]}")
+hyperfine -N -w 3 -r "$RUNS" --style none --export-json "$OUT/h.json" "${commands[@]}" >/dev/null 2>"$OUT/h.err"
+python3 - "$OUT/h.json" <<'EOF'
+import json, sys
+results = json.load(open(sys.argv[1]))["results"]
+peer = results[0]["median"]
+for r in results:
+    print(f"  {r['median'] * 1000:7.1f} ms median  {r['min'] * 1000:7.1f} min  "
+          f"{r['median'] / peer:6.3f}x peer  {r['command'][:90]}")
+EOF
+
+echo "== 1b. the same commands in turn, round by round ($RUNS rounds; wall, CPU time, page faults; medians)"
+python3 - "$RUNS" "${commands[@]}" <<'EOF'
+import os, statistics, subprocess, sys, time
+runs, commands = int(sys.argv[1]), sys.argv[2:]
+wall, cpu, faults = [[] for _ in commands], [[] for _ in commands], [[] for _ in commands]
+for _ in range(runs):
+    for index, command in enumerate(commands):
+        start = time.perf_counter()
+        child = subprocess.Popen(command.split(), stdout=subprocess.DEVNULL)
+        _, status, usage = os.wait4(child.pid, 0)
+        wall[index].append((time.perf_counter() - start) * 1000)
+        if os.waitstatus_to_exitcode(status) != 0:
+            sys.exit(f"failed: {command}")
+        cpu[index].append((usage.ru_utime + usage.ru_stime) * 1000)
+        faults[index].append(usage.ru_minflt + usage.ru_majflt)
+peer = statistics.median(wall[0])
+for index, command in enumerate(commands):
+    median = statistics.median(wall[index])
+    print(f"  {median:7.1f} ms median  {statistics.median(cpu[index]):6.1f} ms CPU  "
+          f"{statistics.median(faults[index]):6.0f} faults  {median / peer:6.3f}x peer  {command[:70]}")
+EOF
+
+echo "== 2. CPU time and page faults (perf stat -r $RUNS)"
+for args in "--version" "${CARD[*]}"; do
+  # shellcheck disable=SC2086
+  perf stat -x, -e task-clock,page-faults -r "$RUNS" "$BIN" $args 2>"$OUT/stat" >/dev/null
+  awk -F, -v what="$args" '/task-clock/ { ms = $1 } /page-faults/ { pf = $1 }
+    END { printf "  %7.2f ms CPU  %6d page faults  innerpeace %s\n", ms, pf, substr(what, 1, 60) }' "$OUT/stat"
+done
+MHZ=$(awk -F: '/cpu MHz/ { print $2; exit }' /proc/cpuinfo)
+for _ in $(seq "$RUNS"); do
+  LD_DEBUG=statistics "$BIN" --version 2>&1 >/dev/null | awk '/total startup time in dynamic loader/ { print $(NF-1) }'
+done | sort -n | awk -v mhz="$MHZ" '{ v[NR] = $1 } END { printf "  %7.2f ms dynamic loader (median of %d, %s MHz)\n", v[int((NR + 1) / 2)] / mhz / 1000, NR, mhz }'
+
+echo "== 3. steps of one cold render (uprobes, median of $RUNS)"
+# Each step starts at its first function; a function a release build inlined is left out.
+steps=(
+  "parse:InnerPeaceCLI_main"
+  "catalog:\$s13InnerPeaceCLI14CatalogOptionsV4load"
+  "fonts:\$s10InnerPeace12CardRendererC7catalog14fontsDirectory20backgroundCacheBytes"
+  "select-fit:\$s10InnerPeace12CardRendererC6render_5probe"
+  "photo-check:\$s10InnerPeace7CatalogV14checkedPicture"
+  "decode:\$s10InnerPeace13ImageDecodingO6decode_8covering"
+  "scale:\$s10InnerPeace16BackgroundScalerO5cover"
+  "halo:\$s10InnerPeace8HaloTextO4draw_8geometry"
+  "encode:\$s10InnerPeace13ImageEncodingO6encode_2as7quality"
+  "write:\$s13InnerPeaceCLI12OutputTargetV5write"
+)
+perf probe -x "$BIN" --funcs --no-demangle --filter '*' >"$OUT/funcs" 2>/dev/null
+events=()
+for step in "${steps[@]}"; do
+  name=${step%%:*} prefix=${step#*:}
+  symbol=$(grep -F -m1 "$prefix" "$OUT/funcs" || true)
+  [ -n "$symbol" ] || { echo "  ($name: no function $prefix)"; continue; }
+  perf probe -q -x "$BIN" "step_${name//-/_}=$symbol" 2>/dev/null && events+=(-e "probe_innerpeace:step_${name//-/_}")
+done
+cat >"$OUT/loop.sh" <<EOF
+#!/bin/sh
+for i in \$(seq $RUNS); do $BIN ${CARD[*]}; done
+EOF
+chmod +x "$OUT/loop.sh"
+perf record -q -o "$OUT/perf.data" -e sched:sched_process_exec -e sched:sched_process_exit "${events[@]}" \
+  "$OUT/loop.sh" >/dev/null 2>"$OUT/record.err" || { echo "  perf record failed:"; cat "$OUT/record.err"; }
+perf script -i "$OUT/perf.data" -F comm,pid,time,event 2>/dev/null | python3 -c '
+import collections, statistics, sys
+runs = collections.defaultdict(list)
+for line in sys.stdin:
+    parts = line.split()
+    if len(parts) < 4 or parts[0] != "innerpeace":
+        continue
+    pid, time, event = parts[1], float(parts[2].rstrip(":")), parts[3].rstrip(":").split(":")[-1]
+    runs[pid].append((event, time))
+order, spans = [], collections.defaultdict(list)
+for marks in runs.values():
+    marks = [m for m in marks if m[0] != "sched_process_exit"] + [m for m in marks if m[0] == "sched_process_exit"][-1:]
+    firsts = {}
+    for event, time in marks:
+        firsts.setdefault(event, time)
+    names = sorted(firsts, key=firsts.get)
+    for a, b in zip(names, names[1:]):
+        spans[a].append((firsts[b] - firsts[a]) * 1000)
+        if a not in order:
+            order.append(a)
+    spans["total"].append((firsts[names[-1]] - firsts[names[0]]) * 1000)
+labels = {"sched_process_exec": "exec to main (dynamic linking, runtime)", "sched_process_exit": "exit"}
+for name in order + ["total"]:
+    values = spans[name]
+    label = labels.get(name, name.removeprefix("step_").replace("_", "-"))
+    print(f"  {statistics.median(values):7.2f} ms  {label}  (n={len(values)})")
+'
