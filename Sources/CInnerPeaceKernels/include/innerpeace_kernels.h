@@ -46,7 +46,4 @@ void innerpeace_png_up(const uint8_t *current, const uint8_t *previous, uint8_t 
 /// export <malloc.h>. No-ops elsewhere. Returns 1 when both were applied.
 int innerpeace_set_malloc_policy(int mmap_threshold, int maximum_arenas);
 
-/// glibc's malloc_trim(0): gives the free memory of every arena back to the system. No-op elsewhere.
-void innerpeace_malloc_trim(void);
-
 #endif
