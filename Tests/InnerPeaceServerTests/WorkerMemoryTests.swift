@@ -91,9 +91,10 @@ import Testing
 
   /// A worker keeps a card's freed buffers for the next card (``WorkerHeap``): the third render of
   /// the same og card (its photo already in the background cache) faults in fewer pages than half
-  /// the card's canvas alone, where unmapping every large buffer after each card faulted in about
-  /// 2,400 (four canvases' worth). Its memory at rest leaves the kept free heap out: under the
-  /// server's default limit, the same worker serves every card.
+  /// the card's canvas alone (369), where unmapping every large buffer after each card faulted in
+  /// 1,236 here (and 2,228 for the bench's warm og card in a release build). Its memory at rest
+  /// leaves the kept free heap out: under the server's default limit, the same worker serves
+  /// every card.
   @Test(.timeLimit(.minutes(2)))
   func workerKeepsItsHeapBetweenCards() async throws {
     let binary = try ServerProcess.binary()
