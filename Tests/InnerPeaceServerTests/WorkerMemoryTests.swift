@@ -172,6 +172,24 @@ import Testing
     }
   }
 
+  /// A render whose waiting task is cancelled ends as at its deadline, without the clock moving:
+  /// the worker that holds it is killed and replaced, and the render returns.
+  @Test(.timeLimit(.minutes(2)))
+  func cancelledRenderEndsAsAtItsDeadline() async throws {
+    let clock = ManualClock()
+    let (pool, registry) = try Self.pool(count: 1, restingLimitBytes: nil, pixelBudget: .max, clock: clock)
+    try await Self.withRunningPool(pool) {
+      let start = clock.now
+      let render = Task { await pool.render(CardRequest(quote: .text(Self.hang, author: nil), seed: 1)) }
+      // The render is on the worker (its deadline is set) before it is cancelled.
+      await clock.waitForSleeper(until: start.advanced(by: Self.renderTimeout))
+      render.cancel()
+      Self.expectDeadline(await render.value)
+      #expect(clock.now == start)
+    }
+    #expect(Self.metric(registry, "innerpeace_render_worker_failures_total") == 1)
+  }
+
   static func expectDeadline(_ outcome: RenderOutcome, sourceLocation: SourceLocation = #_sourceLocation) {
     guard case .failed(.renderFailed(let reason)) = outcome else {
       Issue.record("not a failed render: \(outcome)", sourceLocation: sourceLocation)
