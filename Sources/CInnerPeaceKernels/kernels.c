@@ -16,12 +16,6 @@ int innerpeace_set_malloc_policy(int mmap_threshold, int maximum_arenas) {
 #endif
 }
 
-void innerpeace_malloc_trim(void) {
-#if defined(__GLIBC__)
-  malloc_trim(0);
-#endif
-}
-
 void innerpeace_box_vertical(const uint8_t *restrict source, uint8_t *restrict target, uint16_t *restrict sums,
                              int width, int height, int radius) {
   // A window of at most 257 rows of bytes fits 16 bits, so eight sums go in one SSE register.

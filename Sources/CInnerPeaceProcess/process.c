@@ -10,6 +10,9 @@
 #endif
 #include <errno.h>
 #include <fcntl.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 int innerpeace_spawn_worker(
     const char *path, char *const argv[], char *const envp[], int channel, int error_output, pid_t *pid) {
@@ -65,3 +68,26 @@ int innerpeace_pidfd_open(pid_t pid) {
 }
 
 int innerpeace_pipe_cloexec(int ends[2]) { return pipe2(ends, O_CLOEXEC); }
+
+int innerpeace_worker_heap_reserve(int threshold) {
+#if defined(__GLIBC__)
+  return mallopt(M_MMAP_THRESHOLD, threshold) == 1 && mallopt(M_TRIM_THRESHOLD, threshold) == 1;
+#else
+  (void)threshold;
+  return 0;
+#endif
+}
+
+size_t innerpeace_heap_free_bytes(void) {
+#if defined(__GLIBC__)
+  return mallinfo2().fordblks;
+#else
+  return 0;
+#endif
+}
+
+void innerpeace_heap_trim(void) {
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
+}

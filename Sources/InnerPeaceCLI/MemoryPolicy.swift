@@ -17,7 +17,4 @@ enum MemoryPolicy {
   static func apply() {
     _ = innerpeace_set_malloc_policy(mmapThreshold, maximumArenas)
   }
-
-  /// Returns the free memory of the heaps to the system; a render worker calls it after each card.
-  static func trim() { innerpeace_malloc_trim() }
 }

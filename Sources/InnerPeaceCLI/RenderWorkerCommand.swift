@@ -63,14 +63,10 @@ struct RenderWorkerCommand: ParsableCommand {
     var catalog = try catalog.load()
     catalog.fixedSinceNanoseconds = catalogFixedSince
     let renderer = try CardRenderer(catalog: catalog, backgroundCacheBytes: max(0, backgroundCacheMegabytes) << 20)
+    // The worker keeps its heap between cards itself (a reserve for the next card, the rest
+    // given back: `WorkerHeap`).
     throw ExitCode(
       RenderWorker.serve(
-        renderer: renderer, logger: makeLogger(format: logFormat, level: logLevel, label: "innerpeace.worker")
-      ) {
-        // Cards leave fragments in the heaps besides their big buffers (which the memory policy
-        // already unmaps): give those back too, at a cost of well under a millisecond, so that
-        // the memory reported at rest is what the worker really keeps.
-        MemoryPolicy.trim()
-      })
+        renderer: renderer, logger: makeLogger(format: logFormat, level: logLevel, label: "innerpeace.worker")))
   }
 }

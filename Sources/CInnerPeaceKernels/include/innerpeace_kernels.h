@@ -46,9 +46,6 @@ void innerpeace_png_up(const uint8_t *current, const uint8_t *previous, uint8_t 
 /// export <malloc.h>. No-ops elsewhere. Returns 1 when both were applied.
 int innerpeace_set_malloc_policy(int mmap_threshold, int maximum_arenas);
 
-/// glibc's malloc_trim(0): gives the free memory of every arena back to the system. No-op elsewhere.
-void innerpeace_malloc_trim(void);
-
 /// Asks Linux to back the whole 2 MiB-aligned stretches of [start, start + count) with huge pages
 /// (transparent huge pages, "madvise" mode): a buffer about to be written whole then takes one
 /// page fault per 2 MiB instead of 512. Advice only: nothing else changes, and it does nothing

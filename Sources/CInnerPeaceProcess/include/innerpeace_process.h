@@ -4,6 +4,7 @@
 // Render worker processes: the spawn on the server side and the set-up on the worker side. In C
 // because posix_spawn's file actions and prctl (variadic) are awkward or impossible from Swift.
 
+#include <stddef.h>
 #include <sys/types.h>
 
 /// Spawns `path` with `argv` and `envp` (both NULL-terminated): `channel` becomes the child's
@@ -28,5 +29,15 @@ int innerpeace_pidfd_open(pid_t pid);
 /// _GNU_SOURCE and so has no Swift-visible prototype): for a worker's stderr. Returns 0, or -1
 /// with errno set.
 int innerpeace_pipe_cloexec(int ends[2]);
+
+/// In a worker: glibc's allocator serves every buffer below `threshold` bytes from the heap (not
+/// from a mapping of its own, which is unmapped when freed and faults in anew, page by page, when
+/// the next card asks again), and keeps up to `threshold` bytes free at the top of the heap
+/// instead of returning them at each free. Returns 1 when both were set; 0 elsewhere.
+int innerpeace_worker_heap_reserve(int threshold);
+/// The bytes the heap holds free (glibc's mallinfo2 `fordblks`, every arena); 0 elsewhere.
+size_t innerpeace_heap_free_bytes(void);
+/// glibc's malloc_trim(0): gives the free memory of every arena back to the system. No-op elsewhere.
+void innerpeace_heap_trim(void);
 
 #endif

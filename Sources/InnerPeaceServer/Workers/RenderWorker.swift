@@ -28,13 +28,14 @@ public enum RenderWorker {
   /// ``makeLogger(format:level:label:)``) carry the same `request_id` and `trace_id` as the
   /// server's: one `debug` line per render, failed or not.
   ///
-  /// - Parameters:
-  ///   - logger: where the worker's lines go (stderr, the server's log), in the server's format.
-  ///   - afterRender: called after each answer is sent (a card or a failure), so the process can
-  ///     hand freed memory back to the system before it reports its memory at rest.
+  /// The heap keeps a card's freed buffers for the next card, up to a reserve (``WorkerHeap``);
+  /// after a card that left more free, the free memory is handed back to the system. The memory
+  /// at rest it reports leaves the kept reserve out.
+  ///
+  /// - Parameter logger: where the worker's lines go (stderr, the server's log), in the server's
+  ///   format.
   public static func serve(
-    renderer: CardRenderer, logger: Logger = makeLogger(format: .text, level: .info, label: "innerpeace.worker"),
-    afterRender: () -> Void = {}
+    renderer: CardRenderer, logger: Logger = makeLogger(format: .text, level: .info, label: "innerpeace.worker")
   ) -> Int32 {
     var logger = logger
     logger[metadataKey: "pid"] = .stringConvertible(Int(getpid()))
@@ -43,20 +44,22 @@ public enum RenderWorker {
     if RenderFaults.failsAtStart { return 3 }
     let output = fcntl(1, F_DUPFD_CLOEXEC, 3)
     guard output >= 0, dup2(2, 1) == 1 else { return 1 }
+    WorkerHeap.keepReserve()
     let stream = BlockingFrameStream(input: 0, output: output)
     do throws(BlockingFrameStream.Failure) {
       guard case .hello = try stream.receive()?.message else { throw .wire(.malformed("no hello frame")) }
       try stream.send(.ready)
+      var keepsFreeHeap = false
       while let header = try stream.receive() {
         guard case .render(let request) = header.message else { throw .wire(.malformed("not a render request")) }
         var context = ServiceContext.topLevel
         RequestIdentityInstrument().extract(header.context ?? [:], into: &context, using: DictionaryCarrier())
         try ServiceContext.withValue(context) {
           Result { () throws(BlockingFrameStream.Failure) in
-            try render(request, renderer: renderer, stream: stream, logger: logger)
+            try render(request, renderer: renderer, stream: stream, logger: logger, keepsFreeHeap: keepsFreeHeap)
           }
         }.get()
-        afterRender()
+        keepsFreeHeap = WorkerHeap.settle()
       }
       return 0
     } catch {
@@ -65,11 +68,13 @@ public enum RenderWorker {
     }
   }
 
-  /// Renders one request and sends its answer, and logs it.
+  /// Renders one request and sends its answer, and logs it. With `keepsFreeHeap` (no trim after
+  /// the last card), the free heap kept for this card is left out of the memory at rest.
   private static func render(
-    _ request: CardRequest, renderer: CardRenderer, stream: BlockingFrameStream, logger: Logger
+    _ request: CardRequest, renderer: CardRenderer, stream: BlockingFrameStream, logger: Logger, keepsFreeHeap: Bool
   ) throws(BlockingFrameStream.Failure) {
-    let resting = restingBytes()
+    let resting = WorkerHeap.restingBytes(
+      privateResident: restingBytes(), keptFree: keepsFreeHeap ? WorkerHeap.freeBytes : 0)
     RenderFaults.inject(for: request, catalog: renderer.catalog, logger: logger)
     let started = ContinuousClock.now
     let result = Result(catching: { () throws(InnerPeaceError) in try renderer.render(request) })
@@ -92,7 +97,8 @@ public enum RenderWorker {
 
   /// The process's resident memory that is its own: resident pages less those shared with other
   /// processes (the binary, the fonts), from `/proc/self/statm`; 0 where that is not available.
-  /// Read between renders, it is what the worker holds at rest: its caches and heap.
+  /// Read between renders, it is what the worker holds at rest: its caches and heap (with the
+  /// free heap kept for the next card, which the worker's report leaves out: ``WorkerHeap``).
   public static func restingBytes() -> Int {
     guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
     let fields = statm.split(separator: " ").compactMap { Int($0) }

@@ -4,6 +4,7 @@ import Foundation
 import InnerPeace
 import Instrumentation
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOExtras
 import NIOPosix
@@ -291,24 +292,41 @@ final class WorkerConnection: Sendable {
   /// `future`'s result, or `nil` when `timeout` passes on `clock` first (or the waiting task is
   /// cancelled). Then `onTimeout` runs, and it must make `future` complete (kill the process,
   /// close the channel): the wait returns once it has.
+  ///
+  /// The answer is awaited by the calling task itself and the deadline sleeps in a task of its
+  /// own, cancelled (not awaited) once the answer is in: a render's answer costs one hand-off
+  /// between threads, not the three of a task group (a child for the answer, the group's
+  /// resumption, the wait for the cancelled sleeper).
   private static func wait<Value: Sendable>(
     for future: EventLoopFuture<Value>, timeout: Duration, clock: some Clock<Duration>,
     onTimeout: @escaping @Sendable () -> Void
   ) async -> Result<Value, any Error>? {
-    await withTaskGroup(of: Result<Value, any Error>?.self) { group in
-      group.addTask {
-        do { return .success(try await future.get()) } catch { return .failure(error) }
+    // Which came first: the answer or the deadline; the other then does nothing.
+    let first = NIOLockedValueBox<WaitEnd?>(nil)
+    let deadline = Task {
+      try? await clock.sleep(for: timeout)
+      let expired = first.withLockedValue { end in
+        guard end == nil else { return false }
+        end = .deadline
+        return true
       }
-      group.addTask {
-        try? await clock.sleep(for: timeout)
-        return nil
-      }
-      let first = await group.next() ?? nil
-      if first == nil { onTimeout() }
-      group.cancelAll()
-      return first
+      if expired { onTimeout() }
     }
+    let result: Result<Value, any Error> = await withTaskCancellationHandler {
+      do { return .success(try await future.get()) } catch { return .failure(error) }
+    } onCancel: {
+      deadline.cancel()
+    }
+    let answered = first.withLockedValue { end in
+      if end == nil { end = .answer }
+      return end == .answer
+    }
+    deadline.cancel()
+    return answered ? result : nil
   }
+
+  /// How a ``wait(for:timeout:clock:onTimeout:)`` ended.
+  private enum WaitEnd { case answer, deadline }
 
   /// "exited with status 1", "was killed by signal 4 (SIGILL)".
   static func describe(_ status: Int32) -> String {
