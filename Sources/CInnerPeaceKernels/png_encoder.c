@@ -12,13 +12,42 @@
 enum { band_target_bytes = 1 << 17 };
 // The Huffman code of a band is built from every fourth of its rows.
 enum { sample_step = 4 };
+#ifndef DSTEP
+#define DSTEP 8
+#endif
+#ifndef DECIDE_NUM
+#define DECIDE_NUM 99
+#define DECIDE_DEN 100
+#endif
+enum { decision_step = DSTEP };
 // Longest literal/length code: 14 bits (deflate allows 15) lets four literals go into the 64-bit
 // bit buffer between flushes (7 pending bits + 4 x 14 <= 63) at a cost under 0.3 % in size; 12
 // bits cost 1 to 4 % on photographs.
 enum { literal_max_bits = 14, code_length_max_bits = 7 };
 // Zero bytes before each row buffer, so that the pixel left of the first one reads as zero.
 enum { row_padding = 16 };
-enum { literal_symbols = 286, code_length_symbols = 19 };
+enum { literal_symbols = 286, distance_symbols = 30, code_length_symbols = 19 };
+// The band matcher: a hash of 4 bytes (2^match_hash_bits entries, the last position of each) finds
+// earlier occurrences at most match_window bytes back, within the band.
+#ifndef SKIP
+#define SKIP 6
+#endif
+#ifndef MH
+#define MH 14
+#endif
+#ifndef MW
+#define MW 32768
+#endif
+#ifndef MMIN
+#define MMIN 4
+#endif
+#ifndef MFAR
+#define MFAR 6
+#endif
+#ifndef MNEAR
+#define MNEAR 64
+#endif
+enum { match_hash_bits = MH, match_window = MW, match_min = MMIN, match_max = 258 };
 // libdeflate's level for images that compress more than 16:1 (see recompress_flat).
 #ifndef FLAT_LEVEL
 #define FLAT_LEVEL 6
@@ -358,6 +387,19 @@ static const uint16_t length_base[29] = {3,  4,  5,  6,  7,  8,  9,  10, 11,  13
 static const uint8_t length_extra[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2,
                                          2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
 
+static const uint16_t distance_base[distance_symbols] = {
+    1,   2,   3,   4,   5,   7,    9,    13,   17,   25,   33,   49,   65,    97,    129,
+    193, 257, 385, 513, 769, 1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
+static const uint8_t distance_extra[distance_symbols] = {0, 0, 0, 0, 1, 1, 2, 2,  3,  3,  4,  4,  5,  5,  6,
+                                                        6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
+
+/// The distance symbol of a distance of 1...32768 bytes.
+static inline int distance_index(unsigned distance) {
+  if (distance <= 4) return (int)distance - 1;
+  const unsigned base = distance - 1, bits = 31u - (unsigned)__builtin_clz(base);
+  return (int)(2 * bits + ((base >> (bits - 1)) & 1));
+}
+
 /// The length symbol's index (0 for 257) of a match of 3...258 bytes.
 static int length_index(unsigned length) {
   if (length < 11) return (int)length - 3;
@@ -516,14 +558,18 @@ typedef struct {
   uint32_t codes[literal_symbols];   // length << 24 | reversed code
   uint16_t literal_codes[literal_symbols];  // the reversed codes alone
   uint32_t matches[259];             // a whole match of each length 3...258, same layout
-  length_token tokens[literal_symbols + 2];
+  uint32_t lengths_only[259];        // the length code and its extra bits alone, same layout
+  uint8_t distance_lengths[distance_symbols];
+  uint32_t distance_codes[distance_symbols];  // the reversed codes
+  int distance_count;
+  length_token tokens[literal_symbols + distance_symbols];
   int token_count, literal_count, header_length_count;
   uint8_t length_lengths[code_length_symbols];
   uint32_t length_codes[code_length_symbols];
   uint64_t bits;  // the whole block's size in bits, header included
 } dynamic_block;
 
-static void plan_block(const uint32_t *frequencies, dynamic_block *block) {
+static void plan_block(const uint32_t *frequencies, const uint32_t *distance_frequencies, dynamic_block *block) {
   build_code_lengths(frequencies, literal_symbols, literal_max_bits, block->literal_lengths);
   uint32_t reversed[literal_symbols];
   canonical_codes(block->literal_lengths, literal_symbols, reversed);
@@ -541,16 +587,32 @@ static void plan_block(const uint32_t *frequencies, dynamic_block *block) {
     const uint32_t extra = length - length_base[k];
     // Distance code 0 (distance 1) is the single bit 0 after the extra bits.
     block->matches[length] = (code_bits + length_extra[k] + 1u) << 24 | extra << code_bits | code;
+    block->lengths_only[length] = (code_bits + length_extra[k]) << 24 | extra << code_bits | code;
+  }
+  if (distance_frequencies) {
+    build_code_lengths(distance_frequencies, distance_symbols, literal_max_bits, block->distance_lengths);
+    canonical_codes(block->distance_lengths, distance_symbols, block->distance_codes);
+    int distance_count = distance_symbols;
+    while (distance_count > 1 && block->distance_lengths[distance_count - 1] == 0) distance_count--;
+    block->distance_count = distance_count;
+    for (int d = 0; d < distance_symbols; d++) {
+      // A length symbol's bits above counted one bit for the distance code; the real code instead.
+      bits += (uint64_t)distance_frequencies[d] * (block->distance_lengths[d] + distance_extra[d]);
+    }
+    for (int s = 257; s < literal_symbols; s++) bits -= frequencies[s];
+  } else {
+    // Two distance codes of one bit each: a complete code, of which only distance 1 is used.
+    memset(block->distance_lengths, 0, sizeof block->distance_lengths);
+    block->distance_lengths[0] = block->distance_lengths[1] = 1;
+    block->distance_count = 2;
   }
   int literal_count = literal_symbols;
   while (literal_count > 257 && block->literal_lengths[literal_count - 1] == 0) literal_count--;
   block->literal_count = literal_count;
-  // Two distance codes of one bit each: a complete code, of which only distance 1 is used.
-  uint8_t all_lengths[literal_symbols + 2];
+  uint8_t all_lengths[literal_symbols + distance_symbols];
   memcpy(all_lengths, block->literal_lengths, (size_t)literal_count);
-  all_lengths[literal_count] = 1;
-  all_lengths[literal_count + 1] = 1;
-  block->token_count = tokenize_lengths(all_lengths, literal_count + 2, block->tokens);
+  memcpy(all_lengths + literal_count, block->distance_lengths, (size_t)block->distance_count);
+  block->token_count = tokenize_lengths(all_lengths, literal_count + block->distance_count, block->tokens);
   uint32_t length_frequencies[code_length_symbols] = {0};
   for (int t = 0; t < block->token_count; t++) length_frequencies[block->tokens[t].symbol]++;
   build_code_lengths(length_frequencies, code_length_symbols, code_length_max_bits, block->length_lengths);
@@ -565,10 +627,114 @@ static void plan_block(const uint32_t *frequencies, dynamic_block *block) {
   block->bits = bits;
 }
 
+// MARK: Matches within a band
+
+/// A match token: this bit, the length (3...258) from bit 16, the distance (1...32768) below.
+enum { match_flag = 1u << 31 };
+
+/// Greedy LZ77 over the band: at each position the last earlier one with the same 4 bytes (hash
+/// table `table`, cleared here) at most match_window back is extended as far as it goes; a match of
+/// at least match_min bytes is taken whole (the positions inside it are not looked up), else the
+/// byte is a literal. Writes the tokens (a literal is its byte) and counts their symbols into
+/// `frequencies` and `distance_frequencies`; returns the token count.
+static size_t match_band(const uint8_t *data, size_t start, size_t count, uint32_t *table, uint32_t *tokens,
+                         uint32_t *frequencies, uint32_t *distance_frequencies) {
+  size_t i = start, n = 0, misses = 0;
+  while (i + 8 <= count) {
+    uint64_t bytes;
+    memcpy(&bytes, data + i, 8);
+    const uint32_t hash = (uint32_t)((bytes * 0x9E3779B97F4A7C15ull) >> (64 - match_hash_bits));
+    const uint32_t candidate = table[hash];  // position + 1, 0 for none
+    table[hash] = (uint32_t)i + 1;
+    if (candidate && i + 1 - candidate <= match_window) {
+      const size_t from = candidate - 1;
+      uint64_t earlier;
+      memcpy(&earlier, data + from, 8);
+      if (earlier == bytes) {
+        const size_t limit = count - i < match_max ? count - i : match_max;
+        size_t length = 8;
+        while (length + 8 <= limit) {
+          uint64_t a, b;
+          memcpy(&a, data + i + length, 8);
+          memcpy(&b, data + from + length, 8);
+          const uint64_t difference = a ^ b;
+          if (difference) {
+            length += (size_t)__builtin_ctzll(difference) >> 3;
+            goto matched;
+          }
+          length += 8;
+        }
+        while (length < limit && data[i + length] == data[from + length]) length++;
+      matched:;
+        const unsigned distance = (unsigned)(i - from);
+        if (length < (distance <= MNEAR ? match_min : MFAR)) goto literal;
+        tokens[n++] = match_flag | (uint32_t)length << 16 | distance;
+        frequencies[257 + length_index((unsigned)length)]++;
+        distance_frequencies[distance_index(distance)]++;
+        i += length;
+        misses = 0;
+        continue;
+      }
+    }
+  literal:;
+    // After many positions without a match, look up only every second, then every fourth... byte.
+    const size_t step = 1 + (misses++ >> SKIP);
+    for (size_t k = 0; k < step && i + 8 <= count; k++) {
+      frequencies[data[i]]++;
+      tokens[n++] = data[i++];
+    }
+  }
+  for (; i < count; i++) {
+    frequencies[data[i]]++;
+    tokens[n++] = data[i];
+  }
+  return n;
+}
+
+/// Writes tokens of match_band with the block's codes.
+static void write_tokens(bit_writer *writer, const uint32_t *tokens, size_t count, const dynamic_block *block) {
+  for (size_t t = 0; t < count; t++) {
+    const uint32_t token = tokens[t];
+    if (token & match_flag) {
+      const uint32_t length = block->lengths_only[(token >> 16) & 0x1FF];
+      put_bits(writer, length & 0xFFFFFFu, length >> 24);
+      const unsigned distance = token & 0xFFFF;
+      const int k = distance_index(distance);
+      put_bits(writer, block->distance_codes[k], block->distance_lengths[k]);
+      put_bits(writer, distance - distance_base[k], distance_extra[k]);
+    } else {
+      put_bits(writer, block->literal_codes[token], block->literal_lengths[token]);
+    }
+    flush_bits(writer);
+  }
+}
+
+/// Whether the band is smaller with matches (match_band) than with literals and zero runs alone,
+/// estimated on every decision_step-th row: each way's block size for those rows' symbols.
+/// `tokens`, `table` and `block` are scratch.
+static int matches_pay(const uint8_t *band, size_t count, size_t filtered_row, uint32_t *table, uint32_t *tokens,
+                       dynamic_block *block) {
+  uint32_t literal_frequencies[literal_symbols] = {0}, spare[3][256] = {{0}};
+  uint32_t match_frequencies[literal_symbols] = {0}, distance_frequencies[distance_symbols] = {0};
+  memset(table, 0, sizeof *table << match_hash_bits);
+  for (size_t offset = 0; offset < count; offset += decision_step * filtered_row) {
+    count_symbols(band + offset, filtered_row, literal_frequencies, spare);
+    match_band(band, offset, offset + filtered_row, table, tokens, match_frequencies, distance_frequencies);
+  }
+  for (int symbol = 0; symbol < 256; symbol++) {
+    literal_frequencies[symbol] += spare[0][symbol] + spare[1][symbol] + spare[2][symbol];
+  }
+  literal_frequencies[256] = match_frequencies[256] = 1;
+  plan_block(literal_frequencies, NULL, block);
+  const uint64_t literal_bits = block->bits;
+  plan_block(match_frequencies, distance_frequencies, block);
+  return block->bits * DECIDE_DEN < literal_bits * DECIDE_NUM;
+}
+
 static void write_block_header(bit_writer *writer, const dynamic_block *block, int final) {
   put_bits(writer, (uint64_t)(final ? 1 : 0) | 2u << 1, 3);  // BFINAL, BTYPE 2 (dynamic)
   put_bits(writer, (uint64_t)(block->literal_count - 257), 5);
-  put_bits(writer, 2 - 1, 5);
+  put_bits(writer, (uint64_t)(block->distance_count - 1), 5);
   put_bits(writer, (uint64_t)(block->header_length_count - 4), 4);
   flush_bits(writer);
   for (int k = 0; k < block->header_length_count; k++) {
@@ -692,10 +858,14 @@ size_t innerpeace_png_encode(const uint8_t *pixels, size_t stride, int width, in
   uint8_t *band = malloc(rows_per_band * filtered_row);
   uint8_t *rows = calloc(1, 2 * (row + row_padding) + 4 * row);
   dynamic_block *block = malloc(sizeof *block);
-  if (!band || !rows || !block) {
+  uint32_t *tokens = malloc(rows_per_band * filtered_row * sizeof *tokens);
+  uint32_t *table = malloc(sizeof *table << match_hash_bits);
+  if (!band || !rows || !block || !tokens || !table) {
     free(band);
     free(rows);
     free(block);
+    free(tokens);
+    free(table);
     return 0;
   }
   uint8_t *previous = rows + row_padding, *current = rows + 2 * row_padding + row;
@@ -728,21 +898,31 @@ size_t innerpeace_png_encode(const uint8_t *pixels, size_t stride, int width, in
     const size_t count = filter_rows(&filter, y0, y1, band);
     adler = libdeflate_adler32(adler, band, count);
     const int final = y1 == height;
-    // The code comes from every sample_step-th row of the band, each literal and length symbol
-    // counted once more so that every one has a code.
-    uint32_t frequencies[literal_symbols] = {0}, spare[3][256] = {{0}};
-    for (size_t offset = 0; offset < count; offset += sample_step * filtered_row) {
-      count_symbols(band + offset, filtered_row, frequencies, spare);
-    }
-    for (int symbol = 0; symbol < 256; symbol++) {
-      frequencies[symbol] += spare[0][symbol] + spare[1][symbol] + spare[2][symbol];
-    }
-    for (int symbol = 0; symbol < literal_symbols; symbol++) frequencies[symbol] += symbol != 256;
-    frequencies[256] = 1;
-    plan_block(frequencies, block);
     const bit_writer start = writer;
-    write_block_header(&writer, block, final);
-    write_symbols(&writer, band, count, block->literal_codes, block->literal_lengths, block->matches);
+    if (matches_pay(band, count, filtered_row, table, tokens, block)) {
+      uint32_t frequencies[literal_symbols] = {0}, distance_frequencies[distance_symbols] = {0};
+      memset(table, 0, sizeof *table << match_hash_bits);
+      const size_t token_count = match_band(band, 0, count, table, tokens, frequencies, distance_frequencies);
+      frequencies[256] = 1;
+      plan_block(frequencies, distance_frequencies, block);
+      write_block_header(&writer, block, final);
+      write_tokens(&writer, tokens, token_count, block);
+    } else {
+      // The code comes from every sample_step-th row of the band, each literal and length symbol
+      // counted once more so that every one has a code.
+      uint32_t frequencies[literal_symbols] = {0}, spare[3][256] = {{0}};
+      for (size_t offset = 0; offset < count; offset += sample_step * filtered_row) {
+        count_symbols(band + offset, filtered_row, frequencies, spare);
+      }
+      for (int symbol = 0; symbol < 256; symbol++) {
+        frequencies[symbol] += spare[0][symbol] + spare[1][symbol] + spare[2][symbol];
+      }
+      for (int symbol = 0; symbol < literal_symbols; symbol++) frequencies[symbol] += symbol != 256;
+      frequencies[256] = 1;
+      plan_block(frequencies, NULL, block);
+      write_block_header(&writer, block, final);
+      write_symbols(&writer, band, count, block->literal_codes, block->literal_lengths, block->matches);
+    }
     put_bits(&writer, block->codes[256] & 0xFFFFFFu, block->codes[256] >> 24);
     flush_bits(&writer);
     const size_t written_bits = (size_t)(writer.out - start.out) * 8 + writer.count - start.count;
@@ -765,5 +945,7 @@ size_t innerpeace_png_encode(const uint8_t *pixels, size_t stride, int width, in
   free(band);
   free(rows);
   free(block);
+  free(tokens);
+  free(table);
   return (size_t)(end + 16 - output);
 }
