@@ -12,14 +12,9 @@
 enum { band_target_bytes = 1 << 17 };
 // The Huffman code of a band is built from every fourth of its rows.
 enum { sample_step = 4 };
-#ifndef DSTEP
-#define DSTEP 8
-#endif
-#ifndef DECIDE_NUM
-#define DECIDE_NUM 99
-#define DECIDE_DEN 100
-#endif
-enum { decision_step = DSTEP };
+// Whether matches pay for a band is estimated on every eighth of its rows; they are used when they
+// make that estimate at least 1 % smaller (below that, the faster path's file is about as small).
+enum { decision_step = 8, decision_percent = 99 };
 // Longest literal/length code: 14 bits (deflate allows 15) lets four literals go into the 64-bit
 // bit buffer between flushes (7 pending bits + 4 x 14 <= 63) at a cost under 0.3 % in size; 12
 // bits cost 1 to 4 % on photographs.
@@ -27,27 +22,12 @@ enum { literal_max_bits = 14, code_length_max_bits = 7 };
 // Zero bytes before each row buffer, so that the pixel left of the first one reads as zero.
 enum { row_padding = 16 };
 enum { literal_symbols = 286, distance_symbols = 30, code_length_symbols = 19 };
-// The band matcher: a hash of 4 bytes (2^match_hash_bits entries, the last position of each) finds
+// The band matcher: a hash of 8 bytes (2^match_hash_bits entries, the last position of each) finds
 // earlier occurrences at most match_window bytes back, within the band.
-#ifndef SKIP
-#define SKIP 6
-#endif
-#ifndef MH
-#define MH 14
-#endif
-#ifndef MW
-#define MW 32768
-#endif
-#ifndef MMIN
-#define MMIN 4
-#endif
-#ifndef MFAR
-#define MFAR 6
-#endif
-#ifndef MNEAR
-#define MNEAR 64
-#endif
-enum { match_hash_bits = MH, match_window = MW, match_min = MMIN, match_max = 258 };
+enum { match_hash_bits = 14, match_window = 32768, match_max = 258 };
+// A match of 8 bytes costs about as much as its literals; further back than match_near_distance
+// (the distance code and its extra bits grow), it must be at least match_far_min long to pay.
+enum { match_near_min = 8, match_near_distance = 16, match_far_min = 12 };
 // libdeflate's level for images that compress more than 16:1 (see recompress_flat).
 #ifndef FLAT_LEVEL
 #define FLAT_LEVEL 6
@@ -629,29 +609,49 @@ static void plan_block(const uint32_t *frequencies, const uint32_t *distance_fre
 
 // MARK: Matches within a band
 
-/// A match token: this bit, the length (3...258) from bit 16, the distance (1...32768) below.
-enum { match_flag = 1u << 31 };
+/// A match found by find_matches: `length` bytes at `position` in the band repeat those `distance`
+/// bytes before.
+typedef struct {
+  uint32_t position;
+  uint16_t length, distance;
+} band_match;
 
-/// Greedy LZ77 over the band: at each position the last earlier one with the same 4 bytes (hash
-/// table `table`, cleared here) at most match_window back is extended as far as it goes; a match of
-/// at least match_min bytes is taken whole (the positions inside it are not looked up), else the
-/// byte is a literal. Writes the tokens (a literal is its byte) and counts their symbols into
-/// `frequencies` and `distance_frequencies`; returns the token count.
-static size_t match_band(const uint8_t *data, size_t start, size_t count, uint32_t *table, uint32_t *tokens,
-                         uint32_t *frequencies, uint32_t *distance_frequencies) {
-  size_t i = start, n = 0, misses = 0;
-  while (i + 8 <= count) {
+/// Counts bytes as literals into `frequencies` and the three `spare` tables (spread so that
+/// repeated bytes do not wait on each other; the caller adds them up).
+static void count_literals(const uint8_t *data, size_t count, uint32_t *frequencies, uint32_t spare[3][256]) {
+  size_t i = 0;
+  for (; i + 4 <= count; i += 4) {
+    frequencies[data[i]]++;
+    spare[0][data[i + 1]]++;
+    spare[1][data[i + 2]]++;
+    spare[2][data[i + 3]]++;
+  }
+  for (; i < count; i++) frequencies[data[i]]++;
+}
+
+/// Greedy LZ77 over bytes [start, end) of the band: at every second position, the last earlier one whose 8
+/// bytes hash the same (`table`, band positions, all ones for none) and are the same, at most
+/// match_window back, is extended as far as it goes (at most match_max, not past `end`). It is
+/// taken whole when at least match_near_min bytes long within match_near_distance, or
+/// match_far_min beyond (a short match far back costs more than its literals); the positions inside
+/// are not looked up. Writes the matches to `matches`, counts their length and distance symbols,
+/// and the literals between them into `frequencies` and `spare` (as count_literals); returns the
+/// number of matches.
+static size_t find_matches(const uint8_t *data, size_t start, size_t end, uint32_t *table, band_match *matches,
+                           uint32_t *frequencies, uint32_t *distance_frequencies, uint32_t spare[3][256]) {
+  size_t i = start, literals = start, n = 0;
+  while (i + 8 <= end) {
     uint64_t bytes;
     memcpy(&bytes, data + i, 8);
     const uint32_t hash = (uint32_t)((bytes * 0x9E3779B97F4A7C15ull) >> (64 - match_hash_bits));
-    const uint32_t candidate = table[hash];  // position + 1, 0 for none
-    table[hash] = (uint32_t)i + 1;
-    if (candidate && i + 1 - candidate <= match_window) {
-      const size_t from = candidate - 1;
+    size_t from = table[hash];
+    table[hash] = (uint32_t)i;
+    // An empty entry (all ones) is never within the window.
+    if (i - from - 1 < match_window) {
       uint64_t earlier;
       memcpy(&earlier, data + from, 8);
       if (earlier == bytes) {
-        const size_t limit = count - i < match_max ? count - i : match_max;
+        const size_t limit = end - i < match_max ? end - i : match_max;
         size_t length = 8;
         while (length + 8 <= limit) {
           uint64_t a, b;
@@ -660,75 +660,99 @@ static size_t match_band(const uint8_t *data, size_t start, size_t count, uint32
           const uint64_t difference = a ^ b;
           if (difference) {
             length += (size_t)__builtin_ctzll(difference) >> 3;
-            goto matched;
+            goto measured;
           }
           length += 8;
         }
         while (length < limit && data[i + length] == data[from + length]) length++;
-      matched:;
+      measured:;
+        // The match may begin a byte earlier (positions are looked up every second byte).
+        if (i > literals && from > 0 && data[i - 1] == data[from - 1] && length < limit) {
+          i--;
+          from--;
+          length++;
+        }
         const unsigned distance = (unsigned)(i - from);
-        if (length < (distance <= MNEAR ? match_min : MFAR)) goto literal;
-        tokens[n++] = match_flag | (uint32_t)length << 16 | distance;
-        frequencies[257 + length_index((unsigned)length)]++;
-        distance_frequencies[distance_index(distance)]++;
-        i += length;
-        misses = 0;
-        continue;
+        if (length >= (distance <= match_near_distance ? match_near_min : match_far_min)) {
+          count_literals(data + literals, i - literals, frequencies, spare);
+          matches[n++] = (band_match){(uint32_t)i, (uint16_t)length, (uint16_t)distance};
+          frequencies[257 + length_index((unsigned)length)]++;
+          distance_frequencies[distance_index(distance)]++;
+          i += length;
+          literals = i;
+          continue;
+        }
       }
     }
-  literal:;
-    // After many positions without a match, look up only every second, then every fourth... byte.
-    const size_t step = 1 + (misses++ >> SKIP);
-    for (size_t k = 0; k < step && i + 8 <= count; k++) {
-      frequencies[data[i]]++;
-      tokens[n++] = data[i++];
+    // The next position goes into the table but is not looked up (half the time, and the byte
+    // a match may begin earlier is checked above).
+    if (i + 9 <= end) {
+      memcpy(&bytes, data + i + 1, 8);
+      table[(uint32_t)((bytes * 0x9E3779B97F4A7C15ull) >> (64 - match_hash_bits))] = (uint32_t)i + 1;
     }
+    i += 2;
   }
-  for (; i < count; i++) {
-    frequencies[data[i]]++;
-    tokens[n++] = data[i];
-  }
+  count_literals(data + literals, end - literals, frequencies, spare);
   return n;
 }
 
-/// Writes tokens of match_band with the block's codes.
-static void write_tokens(bit_writer *writer, const uint32_t *tokens, size_t count, const dynamic_block *block) {
-  for (size_t t = 0; t < count; t++) {
-    const uint32_t token = tokens[t];
-    if (token & match_flag) {
-      const uint32_t length = block->lengths_only[(token >> 16) & 0x1FF];
-      put_bits(writer, length & 0xFFFFFFu, length >> 24);
-      const unsigned distance = token & 0xFFFF;
-      const int k = distance_index(distance);
-      put_bits(writer, block->distance_codes[k], block->distance_lengths[k]);
-      put_bits(writer, distance - distance_base[k], distance_extra[k]);
-    } else {
-      put_bits(writer, block->literal_codes[token], block->literal_lengths[token]);
-    }
+/// Writes `count` literals with the block's code.
+static void write_literals(bit_writer *writer, const uint8_t *data, size_t count, const dynamic_block *block) {
+#define PUT_LITERAL(byte) put_bits(writer, block->literal_codes[byte], block->literal_lengths[byte])
+  size_t i = 0;
+  for (; i + 4 <= count; i += 4) {
+    PUT_LITERAL(data[i]);
+    PUT_LITERAL(data[i + 1]);
+    PUT_LITERAL(data[i + 2]);
+    PUT_LITERAL(data[i + 3]);
     flush_bits(writer);
   }
+  for (; i < count; i++) PUT_LITERAL(data[i]);
+  flush_bits(writer);
+#undef PUT_LITERAL
 }
 
-/// Whether the band is smaller with matches (match_band) than with literals and zero runs alone,
+/// Writes the band's `count` bytes as literals and the matches of find_matches with the block's codes.
+static void write_matched(bit_writer *writer, const uint8_t *data, size_t count, const band_match *matches,
+                          size_t match_count, const dynamic_block *block) {
+  size_t at = 0;
+  for (size_t m = 0; m < match_count; m++) {
+    const band_match match = matches[m];
+    write_literals(writer, data + at, match.position - at, block);
+    const uint32_t length = block->lengths_only[match.length];
+    put_bits(writer, length & 0xFFFFFFu, length >> 24);
+    const int k = distance_index(match.distance);
+    put_bits(writer, block->distance_codes[k], block->distance_lengths[k]);
+    put_bits(writer, match.distance - distance_base[k], distance_extra[k]);
+    flush_bits(writer);
+    at = match.position + match.length;
+  }
+  write_literals(writer, data + at, count - at, block);
+}
+
+/// Whether the band is smaller with matches (find_matches) than with literals and zero runs alone,
 /// estimated on every decision_step-th row: each way's block size for those rows' symbols.
-/// `tokens`, `table` and `block` are scratch.
-static int matches_pay(const uint8_t *band, size_t count, size_t filtered_row, uint32_t *table, uint32_t *tokens,
+/// `table`, `matches` and `block` are scratch.
+static int matches_pay(const uint8_t *band, size_t count, size_t filtered_row, uint32_t *table, band_match *matches,
                        dynamic_block *block) {
   uint32_t literal_frequencies[literal_symbols] = {0}, spare[3][256] = {{0}};
   uint32_t match_frequencies[literal_symbols] = {0}, distance_frequencies[distance_symbols] = {0};
-  memset(table, 0, sizeof *table << match_hash_bits);
+  uint32_t match_spare[3][256] = {{0}};
+  memset(table, 0xFF, sizeof *table << match_hash_bits);
   for (size_t offset = 0; offset < count; offset += decision_step * filtered_row) {
     count_symbols(band + offset, filtered_row, literal_frequencies, spare);
-    match_band(band, offset, offset + filtered_row, table, tokens, match_frequencies, distance_frequencies);
+    find_matches(band, offset, offset + filtered_row, table, matches, match_frequencies, distance_frequencies,
+                 match_spare);
   }
   for (int symbol = 0; symbol < 256; symbol++) {
     literal_frequencies[symbol] += spare[0][symbol] + spare[1][symbol] + spare[2][symbol];
+    match_frequencies[symbol] += match_spare[0][symbol] + match_spare[1][symbol] + match_spare[2][symbol];
   }
   literal_frequencies[256] = match_frequencies[256] = 1;
   plan_block(literal_frequencies, NULL, block);
   const uint64_t literal_bits = block->bits;
   plan_block(match_frequencies, distance_frequencies, block);
-  return block->bits * DECIDE_DEN < literal_bits * DECIDE_NUM;
+  return block->bits * 100 < literal_bits * decision_percent;
 }
 
 static void write_block_header(bit_writer *writer, const dynamic_block *block, int final) {
@@ -858,13 +882,13 @@ size_t innerpeace_png_encode(const uint8_t *pixels, size_t stride, int width, in
   uint8_t *band = malloc(rows_per_band * filtered_row);
   uint8_t *rows = calloc(1, 2 * (row + row_padding) + 4 * row);
   dynamic_block *block = malloc(sizeof *block);
-  uint32_t *tokens = malloc(rows_per_band * filtered_row * sizeof *tokens);
+  band_match *matches = malloc(rows_per_band * filtered_row / 8 * sizeof *matches + sizeof *matches);
   uint32_t *table = malloc(sizeof *table << match_hash_bits);
-  if (!band || !rows || !block || !tokens || !table) {
+  if (!band || !rows || !block || !matches || !table) {
     free(band);
     free(rows);
     free(block);
-    free(tokens);
+    free(matches);
     free(table);
     return 0;
   }
@@ -899,14 +923,19 @@ size_t innerpeace_png_encode(const uint8_t *pixels, size_t stride, int width, in
     adler = libdeflate_adler32(adler, band, count);
     const int final = y1 == height;
     const bit_writer start = writer;
-    if (matches_pay(band, count, filtered_row, table, tokens, block)) {
+    if (matches_pay(band, count, filtered_row, table, matches, block)) {
       uint32_t frequencies[literal_symbols] = {0}, distance_frequencies[distance_symbols] = {0};
-      memset(table, 0, sizeof *table << match_hash_bits);
-      const size_t token_count = match_band(band, 0, count, table, tokens, frequencies, distance_frequencies);
+      uint32_t spare[3][256] = {{0}};
+      memset(table, 0xFF, sizeof *table << match_hash_bits);
+      const size_t match_count =
+          find_matches(band, 0, count, table, matches, frequencies, distance_frequencies, spare);
+      for (int symbol = 0; symbol < 256; symbol++) {
+        frequencies[symbol] += spare[0][symbol] + spare[1][symbol] + spare[2][symbol];
+      }
       frequencies[256] = 1;
       plan_block(frequencies, distance_frequencies, block);
       write_block_header(&writer, block, final);
-      write_tokens(&writer, tokens, token_count, block);
+      write_matched(&writer, band, count, matches, match_count, block);
     } else {
       // The code comes from every sample_step-th row of the band, each literal and length symbol
       // counted once more so that every one has a code.
@@ -945,7 +974,7 @@ size_t innerpeace_png_encode(const uint8_t *pixels, size_t stride, int width, in
   free(band);
   free(rows);
   free(block);
-  free(tokens);
+  free(matches);
   free(table);
   return (size_t)(end + 16 - output);
 }
