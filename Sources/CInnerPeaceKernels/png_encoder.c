@@ -719,6 +719,7 @@ static void write_matched(bit_writer *writer, const uint8_t *data, size_t count,
   for (size_t m = 0; m < match_count; m++) {
     const band_match match = matches[m];
     write_literals(writer, data + at, match.position - at, block);
+    // At most 14 + 5 bits of length and 14 + 13 of distance after 7 pending: one flush a match.
     const uint32_t length = block->lengths_only[match.length];
     put_bits(writer, length & 0xFFFFFFu, length >> 24);
     const int k = distance_index(match.distance);
@@ -882,7 +883,8 @@ size_t innerpeace_png_encode(const uint8_t *pixels, size_t stride, int width, in
   uint8_t *band = malloc(rows_per_band * filtered_row);
   uint8_t *rows = calloc(1, 2 * (row + row_padding) + 4 * row);
   dynamic_block *block = malloc(sizeof *block);
-  band_match *matches = malloc(rows_per_band * filtered_row / 8 * sizeof *matches + sizeof *matches);
+  // Every match is at least match_near_min bytes long.
+  band_match *matches = malloc((rows_per_band * filtered_row / match_near_min + 1) * sizeof *matches);
   uint32_t *table = malloc(sizeof *table << match_hash_bits);
   if (!band || !rows || !block || !matches || !table) {
     free(band);
