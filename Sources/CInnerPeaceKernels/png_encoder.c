@@ -629,14 +629,14 @@ static void count_literals(const uint8_t *data, size_t count, uint32_t *frequenc
   for (; i < count; i++) frequencies[data[i]]++;
 }
 
-/// Greedy LZ77 over bytes [start, end) of the band: at every second position, the last earlier one whose 8
-/// bytes hash the same (`table`, band positions, all ones for none) and are the same, at most
-/// match_window back, is extended as far as it goes (at most match_max, not past `end`). It is
-/// taken whole when at least match_near_min bytes long within match_near_distance, or
-/// match_far_min beyond (a short match far back costs more than its literals); the positions inside
-/// are not looked up. Writes the matches to `matches`, counts their length and distance symbols,
-/// and the literals between them into `frequencies` and `spare` (as count_literals); returns the
-/// number of matches.
+/// Greedy LZ77 over bytes [start, end) of the band: at every third position, the last earlier one
+/// whose 8 bytes hash the same (`table`, band positions, all ones for none) and are the same, at
+/// most match_window back, is extended as far as it goes both ways (at most match_max, not past
+/// `end` nor back into literals already counted). It is taken whole when at least match_near_min
+/// bytes long within match_near_distance, or match_far_min beyond (a short match far back costs
+/// more than its literals); the positions inside are not looked up. Writes the matches to
+/// `matches`, counts their length and distance symbols, and the literals between them into
+/// `frequencies` and `spare` (as count_literals); returns the number of matches.
 static size_t find_matches(const uint8_t *data, size_t start, size_t end, uint32_t *table, band_match *matches,
                            uint32_t *frequencies, uint32_t *distance_frequencies, uint32_t spare[3][256]) {
   size_t i = start, literals = start, n = 0;
@@ -666,8 +666,8 @@ static size_t find_matches(const uint8_t *data, size_t start, size_t end, uint32
         }
         while (length < limit && data[i + length] == data[from + length]) length++;
       measured:;
-        // The match may begin a byte earlier (positions are looked up every second byte).
-        if (i > literals && from > 0 && data[i - 1] == data[from - 1] && length < limit) {
+        // The match may begin earlier (positions are looked up every third byte).
+        while (i > literals && from > 0 && data[i - 1] == data[from - 1] && length < limit) {
           i--;
           from--;
           length++;
@@ -684,13 +684,15 @@ static size_t find_matches(const uint8_t *data, size_t start, size_t end, uint32
         }
       }
     }
-    // The next position goes into the table but is not looked up (half the time, and the byte
-    // a match may begin earlier is checked above).
-    if (i + 9 <= end) {
+    // The next two positions go into the table but are not looked up (a third of the time; a
+    // match that begins there is found from the next lookup and extended back above).
+    if (i + 10 <= end) {
       memcpy(&bytes, data + i + 1, 8);
       table[(uint32_t)((bytes * 0x9E3779B97F4A7C15ull) >> (64 - match_hash_bits))] = (uint32_t)i + 1;
+      memcpy(&bytes, data + i + 2, 8);
+      table[(uint32_t)((bytes * 0x9E3779B97F4A7C15ull) >> (64 - match_hash_bits))] = (uint32_t)i + 2;
     }
-    i += 2;
+    i += 3;
   }
   count_literals(data + literals, end - literals, frequencies, spare);
   return n;
