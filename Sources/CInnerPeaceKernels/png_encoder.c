@@ -12,13 +12,22 @@
 enum { band_target_bytes = 1 << 17 };
 // The Huffman code of a band is built from every fourth of its rows.
 enum { sample_step = 4 };
+// Whether matches pay for a band is estimated on every eighth of its rows; they are used when they
+// make that estimate at least 1 % smaller (below that, the faster path's file is about as small).
+enum { decision_step = 8, decision_percent = 99 };
 // Longest literal/length code: 14 bits (deflate allows 15) lets four literals go into the 64-bit
 // bit buffer between flushes (7 pending bits + 4 x 14 <= 63) at a cost under 0.3 % in size; 12
 // bits cost 1 to 4 % on photographs.
 enum { literal_max_bits = 14, code_length_max_bits = 7 };
 // Zero bytes before each row buffer, so that the pixel left of the first one reads as zero.
 enum { row_padding = 16 };
-enum { literal_symbols = 286, code_length_symbols = 19 };
+enum { literal_symbols = 286, distance_symbols = 30, code_length_symbols = 19 };
+// The band matcher: a hash of 8 bytes (2^match_hash_bits entries, the last position of each) finds
+// earlier occurrences at most match_window bytes back, within the band.
+enum { match_hash_bits = 14, match_window = 32768, match_max = 258 };
+// A match of 8 bytes costs about as much as its literals; further back than match_near_distance
+// (the distance code and its extra bits grow), it must be at least match_far_min long to pay.
+enum { match_near_min = 8, match_near_distance = 16, match_far_min = 12 };
 // libdeflate's level for images that compress more than 16:1 (see recompress_flat).
 #ifndef FLAT_LEVEL
 #define FLAT_LEVEL 6
@@ -358,6 +367,19 @@ static const uint16_t length_base[29] = {3,  4,  5,  6,  7,  8,  9,  10, 11,  13
 static const uint8_t length_extra[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2,
                                          2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
 
+static const uint16_t distance_base[distance_symbols] = {
+    1,   2,   3,   4,   5,   7,    9,    13,   17,   25,   33,   49,   65,    97,    129,
+    193, 257, 385, 513, 769, 1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
+static const uint8_t distance_extra[distance_symbols] = {0, 0, 0, 0, 1, 1, 2, 2,  3,  3,  4,  4,  5,  5,  6,
+                                                        6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
+
+/// The distance symbol of a distance of 1...32768 bytes.
+static inline int distance_index(unsigned distance) {
+  if (distance <= 4) return (int)distance - 1;
+  const unsigned base = distance - 1, bits = 31u - (unsigned)__builtin_clz(base);
+  return (int)(2 * bits + ((base >> (bits - 1)) & 1));
+}
+
 /// The length symbol's index (0 for 257) of a match of 3...258 bytes.
 static int length_index(unsigned length) {
   if (length < 11) return (int)length - 3;
@@ -516,14 +538,18 @@ typedef struct {
   uint32_t codes[literal_symbols];   // length << 24 | reversed code
   uint16_t literal_codes[literal_symbols];  // the reversed codes alone
   uint32_t matches[259];             // a whole match of each length 3...258, same layout
-  length_token tokens[literal_symbols + 2];
+  uint32_t lengths_only[259];        // the length code and its extra bits alone, same layout
+  uint8_t distance_lengths[distance_symbols];
+  uint32_t distance_codes[distance_symbols];  // the reversed codes
+  int distance_count;
+  length_token tokens[literal_symbols + distance_symbols];
   int token_count, literal_count, header_length_count;
   uint8_t length_lengths[code_length_symbols];
   uint32_t length_codes[code_length_symbols];
   uint64_t bits;  // the whole block's size in bits, header included
 } dynamic_block;
 
-static void plan_block(const uint32_t *frequencies, dynamic_block *block) {
+static void plan_block(const uint32_t *frequencies, const uint32_t *distance_frequencies, dynamic_block *block) {
   build_code_lengths(frequencies, literal_symbols, literal_max_bits, block->literal_lengths);
   uint32_t reversed[literal_symbols];
   canonical_codes(block->literal_lengths, literal_symbols, reversed);
@@ -541,16 +567,32 @@ static void plan_block(const uint32_t *frequencies, dynamic_block *block) {
     const uint32_t extra = length - length_base[k];
     // Distance code 0 (distance 1) is the single bit 0 after the extra bits.
     block->matches[length] = (code_bits + length_extra[k] + 1u) << 24 | extra << code_bits | code;
+    block->lengths_only[length] = (code_bits + length_extra[k]) << 24 | extra << code_bits | code;
+  }
+  if (distance_frequencies) {
+    build_code_lengths(distance_frequencies, distance_symbols, literal_max_bits, block->distance_lengths);
+    canonical_codes(block->distance_lengths, distance_symbols, block->distance_codes);
+    int distance_count = distance_symbols;
+    while (distance_count > 1 && block->distance_lengths[distance_count - 1] == 0) distance_count--;
+    block->distance_count = distance_count;
+    for (int d = 0; d < distance_symbols; d++) {
+      // A length symbol's bits above counted one bit for the distance code; the real code instead.
+      bits += (uint64_t)distance_frequencies[d] * (block->distance_lengths[d] + distance_extra[d]);
+    }
+    for (int s = 257; s < literal_symbols; s++) bits -= frequencies[s];
+  } else {
+    // Two distance codes of one bit each: a complete code, of which only distance 1 is used.
+    memset(block->distance_lengths, 0, sizeof block->distance_lengths);
+    block->distance_lengths[0] = block->distance_lengths[1] = 1;
+    block->distance_count = 2;
   }
   int literal_count = literal_symbols;
   while (literal_count > 257 && block->literal_lengths[literal_count - 1] == 0) literal_count--;
   block->literal_count = literal_count;
-  // Two distance codes of one bit each: a complete code, of which only distance 1 is used.
-  uint8_t all_lengths[literal_symbols + 2];
+  uint8_t all_lengths[literal_symbols + distance_symbols];
   memcpy(all_lengths, block->literal_lengths, (size_t)literal_count);
-  all_lengths[literal_count] = 1;
-  all_lengths[literal_count + 1] = 1;
-  block->token_count = tokenize_lengths(all_lengths, literal_count + 2, block->tokens);
+  memcpy(all_lengths + literal_count, block->distance_lengths, (size_t)block->distance_count);
+  block->token_count = tokenize_lengths(all_lengths, literal_count + block->distance_count, block->tokens);
   uint32_t length_frequencies[code_length_symbols] = {0};
   for (int t = 0; t < block->token_count; t++) length_frequencies[block->tokens[t].symbol]++;
   build_code_lengths(length_frequencies, code_length_symbols, code_length_max_bits, block->length_lengths);
@@ -565,10 +607,161 @@ static void plan_block(const uint32_t *frequencies, dynamic_block *block) {
   block->bits = bits;
 }
 
+// MARK: Matches within a band
+
+/// A match found by find_matches: `length` bytes at `position` in the band repeat those `distance`
+/// bytes before.
+typedef struct {
+  uint32_t position;
+  uint16_t length, distance;
+} band_match;
+
+/// Counts bytes as literals into `frequencies` and the three `spare` tables (spread so that
+/// repeated bytes do not wait on each other; the caller adds them up).
+static void count_literals(const uint8_t *data, size_t count, uint32_t *frequencies, uint32_t spare[3][256]) {
+  size_t i = 0;
+  for (; i + 4 <= count; i += 4) {
+    frequencies[data[i]]++;
+    spare[0][data[i + 1]]++;
+    spare[1][data[i + 2]]++;
+    spare[2][data[i + 3]]++;
+  }
+  for (; i < count; i++) frequencies[data[i]]++;
+}
+
+/// Greedy LZ77 over bytes [start, end) of the band: at every third position, the last earlier one
+/// whose 8 bytes hash the same (`table`, band positions, all ones for none) and are the same, at
+/// most match_window back, is extended as far as it goes both ways (at most match_max, not past
+/// `end` nor back into literals already counted). It is taken whole when at least match_near_min
+/// bytes long within match_near_distance, or match_far_min beyond (a short match far back costs
+/// more than its literals); the positions inside are not looked up. Writes the matches to
+/// `matches`, counts their length and distance symbols, and the literals between them into
+/// `frequencies` and `spare` (as count_literals); returns the number of matches.
+static size_t find_matches(const uint8_t *data, size_t start, size_t end, uint32_t *table, band_match *matches,
+                           uint32_t *frequencies, uint32_t *distance_frequencies, uint32_t spare[3][256]) {
+  size_t i = start, literals = start, n = 0;
+  while (i + 8 <= end) {
+    uint64_t bytes;
+    memcpy(&bytes, data + i, 8);
+    const uint32_t hash = (uint32_t)((bytes * 0x9E3779B97F4A7C15ull) >> (64 - match_hash_bits));
+    size_t from = table[hash];
+    table[hash] = (uint32_t)i;
+    // An empty entry (all ones) is never within the window.
+    if (i - from - 1 < match_window) {
+      uint64_t earlier;
+      memcpy(&earlier, data + from, 8);
+      if (earlier == bytes) {
+        const size_t limit = end - i < match_max ? end - i : match_max;
+        size_t length = 8;
+        while (length + 8 <= limit) {
+          uint64_t a, b;
+          memcpy(&a, data + i + length, 8);
+          memcpy(&b, data + from + length, 8);
+          const uint64_t difference = a ^ b;
+          if (difference) {
+            length += (size_t)__builtin_ctzll(difference) >> 3;
+            goto measured;
+          }
+          length += 8;
+        }
+        while (length < limit && data[i + length] == data[from + length]) length++;
+      measured:;
+        // The match may begin earlier (positions are looked up every third byte).
+        while (i > literals && from > 0 && data[i - 1] == data[from - 1] && length < limit) {
+          i--;
+          from--;
+          length++;
+        }
+        const unsigned distance = (unsigned)(i - from);
+        if (length >= (distance <= match_near_distance ? match_near_min : match_far_min)) {
+          count_literals(data + literals, i - literals, frequencies, spare);
+          matches[n++] = (band_match){(uint32_t)i, (uint16_t)length, (uint16_t)distance};
+          frequencies[257 + length_index((unsigned)length)]++;
+          distance_frequencies[distance_index(distance)]++;
+          i += length;
+          literals = i;
+          continue;
+        }
+      }
+    }
+    // The next two positions go into the table but are not looked up (a third of the time; a
+    // match that begins there is found from the next lookup and extended back above).
+    if (i + 10 <= end) {
+      memcpy(&bytes, data + i + 1, 8);
+      table[(uint32_t)((bytes * 0x9E3779B97F4A7C15ull) >> (64 - match_hash_bits))] = (uint32_t)i + 1;
+      memcpy(&bytes, data + i + 2, 8);
+      table[(uint32_t)((bytes * 0x9E3779B97F4A7C15ull) >> (64 - match_hash_bits))] = (uint32_t)i + 2;
+    }
+    i += 3;
+  }
+  count_literals(data + literals, end - literals, frequencies, spare);
+  return n;
+}
+
+/// Writes `count` literals with the block's code.
+static void write_literals(bit_writer *writer, const uint8_t *data, size_t count, const dynamic_block *block) {
+#define PUT_LITERAL(byte) put_bits(writer, block->literal_codes[byte], block->literal_lengths[byte])
+  size_t i = 0;
+  for (; i + 4 <= count; i += 4) {
+    PUT_LITERAL(data[i]);
+    PUT_LITERAL(data[i + 1]);
+    PUT_LITERAL(data[i + 2]);
+    PUT_LITERAL(data[i + 3]);
+    flush_bits(writer);
+  }
+  for (; i < count; i++) PUT_LITERAL(data[i]);
+  flush_bits(writer);
+#undef PUT_LITERAL
+}
+
+/// Writes the band's `count` bytes as literals and the matches of find_matches with the block's codes.
+static void write_matched(bit_writer *writer, const uint8_t *data, size_t count, const band_match *matches,
+                          size_t match_count, const dynamic_block *block) {
+  size_t at = 0;
+  for (size_t m = 0; m < match_count; m++) {
+    const band_match match = matches[m];
+    write_literals(writer, data + at, match.position - at, block);
+    // At most 14 + 5 bits of length and 14 + 13 of distance after 7 pending: one flush a match.
+    const uint32_t length = block->lengths_only[match.length];
+    put_bits(writer, length & 0xFFFFFFu, length >> 24);
+    const int k = distance_index(match.distance);
+    put_bits(writer, block->distance_codes[k], block->distance_lengths[k]);
+    put_bits(writer, match.distance - distance_base[k], distance_extra[k]);
+    flush_bits(writer);
+    at = match.position + match.length;
+  }
+  write_literals(writer, data + at, count - at, block);
+}
+
+/// Whether the band is smaller with matches (find_matches) than with literals and zero runs alone,
+/// estimated on every decision_step-th row: each way's block size for those rows' symbols.
+/// `table`, `matches` and `block` are scratch.
+static int matches_pay(const uint8_t *band, size_t count, size_t filtered_row, uint32_t *table, band_match *matches,
+                       dynamic_block *block) {
+  uint32_t literal_frequencies[literal_symbols] = {0}, spare[3][256] = {{0}};
+  uint32_t match_frequencies[literal_symbols] = {0}, distance_frequencies[distance_symbols] = {0};
+  uint32_t match_spare[3][256] = {{0}};
+  memset(table, 0xFF, sizeof *table << match_hash_bits);
+  for (size_t offset = 0; offset < count; offset += decision_step * filtered_row) {
+    count_symbols(band + offset, filtered_row, literal_frequencies, spare);
+    find_matches(band, offset, offset + filtered_row, table, matches, match_frequencies, distance_frequencies,
+                 match_spare);
+  }
+  for (int symbol = 0; symbol < 256; symbol++) {
+    literal_frequencies[symbol] += spare[0][symbol] + spare[1][symbol] + spare[2][symbol];
+    match_frequencies[symbol] += match_spare[0][symbol] + match_spare[1][symbol] + match_spare[2][symbol];
+  }
+  literal_frequencies[256] = match_frequencies[256] = 1;
+  plan_block(literal_frequencies, NULL, block);
+  const uint64_t literal_bits = block->bits;
+  plan_block(match_frequencies, distance_frequencies, block);
+  return block->bits * 100 < literal_bits * decision_percent;
+}
+
 static void write_block_header(bit_writer *writer, const dynamic_block *block, int final) {
   put_bits(writer, (uint64_t)(final ? 1 : 0) | 2u << 1, 3);  // BFINAL, BTYPE 2 (dynamic)
   put_bits(writer, (uint64_t)(block->literal_count - 257), 5);
-  put_bits(writer, 2 - 1, 5);
+  put_bits(writer, (uint64_t)(block->distance_count - 1), 5);
   put_bits(writer, (uint64_t)(block->header_length_count - 4), 4);
   flush_bits(writer);
   for (int k = 0; k < block->header_length_count; k++) {
@@ -692,10 +885,15 @@ size_t innerpeace_png_encode(const uint8_t *pixels, size_t stride, int width, in
   uint8_t *band = malloc(rows_per_band * filtered_row);
   uint8_t *rows = calloc(1, 2 * (row + row_padding) + 4 * row);
   dynamic_block *block = malloc(sizeof *block);
-  if (!band || !rows || !block) {
+  // Every match is at least match_near_min bytes long.
+  band_match *matches = malloc((rows_per_band * filtered_row / match_near_min + 1) * sizeof *matches);
+  uint32_t *table = malloc(sizeof *table << match_hash_bits);
+  if (!band || !rows || !block || !matches || !table) {
     free(band);
     free(rows);
     free(block);
+    free(matches);
+    free(table);
     return 0;
   }
   uint8_t *previous = rows + row_padding, *current = rows + 2 * row_padding + row;
@@ -728,21 +926,36 @@ size_t innerpeace_png_encode(const uint8_t *pixels, size_t stride, int width, in
     const size_t count = filter_rows(&filter, y0, y1, band);
     adler = libdeflate_adler32(adler, band, count);
     const int final = y1 == height;
-    // The code comes from every sample_step-th row of the band, each literal and length symbol
-    // counted once more so that every one has a code.
-    uint32_t frequencies[literal_symbols] = {0}, spare[3][256] = {{0}};
-    for (size_t offset = 0; offset < count; offset += sample_step * filtered_row) {
-      count_symbols(band + offset, filtered_row, frequencies, spare);
-    }
-    for (int symbol = 0; symbol < 256; symbol++) {
-      frequencies[symbol] += spare[0][symbol] + spare[1][symbol] + spare[2][symbol];
-    }
-    for (int symbol = 0; symbol < literal_symbols; symbol++) frequencies[symbol] += symbol != 256;
-    frequencies[256] = 1;
-    plan_block(frequencies, block);
     const bit_writer start = writer;
-    write_block_header(&writer, block, final);
-    write_symbols(&writer, band, count, block->literal_codes, block->literal_lengths, block->matches);
+    if (matches_pay(band, count, filtered_row, table, matches, block)) {
+      uint32_t frequencies[literal_symbols] = {0}, distance_frequencies[distance_symbols] = {0};
+      uint32_t spare[3][256] = {{0}};
+      memset(table, 0xFF, sizeof *table << match_hash_bits);
+      const size_t match_count =
+          find_matches(band, 0, count, table, matches, frequencies, distance_frequencies, spare);
+      for (int symbol = 0; symbol < 256; symbol++) {
+        frequencies[symbol] += spare[0][symbol] + spare[1][symbol] + spare[2][symbol];
+      }
+      frequencies[256] = 1;
+      plan_block(frequencies, distance_frequencies, block);
+      write_block_header(&writer, block, final);
+      write_matched(&writer, band, count, matches, match_count, block);
+    } else {
+      // The code comes from every sample_step-th row of the band, each literal and length symbol
+      // counted once more so that every one has a code.
+      uint32_t frequencies[literal_symbols] = {0}, spare[3][256] = {{0}};
+      for (size_t offset = 0; offset < count; offset += sample_step * filtered_row) {
+        count_symbols(band + offset, filtered_row, frequencies, spare);
+      }
+      for (int symbol = 0; symbol < 256; symbol++) {
+        frequencies[symbol] += spare[0][symbol] + spare[1][symbol] + spare[2][symbol];
+      }
+      for (int symbol = 0; symbol < literal_symbols; symbol++) frequencies[symbol] += symbol != 256;
+      frequencies[256] = 1;
+      plan_block(frequencies, NULL, block);
+      write_block_header(&writer, block, final);
+      write_symbols(&writer, band, count, block->literal_codes, block->literal_lengths, block->matches);
+    }
     put_bits(&writer, block->codes[256] & 0xFFFFFFu, block->codes[256] >> 24);
     flush_bits(&writer);
     const size_t written_bits = (size_t)(writer.out - start.out) * 8 + writer.count - start.count;
@@ -765,5 +978,7 @@ size_t innerpeace_png_encode(const uint8_t *pixels, size_t stride, int width, in
   free(band);
   free(rows);
   free(block);
+  free(matches);
+  free(table);
   return (size_t)(end + 16 - output);
 }

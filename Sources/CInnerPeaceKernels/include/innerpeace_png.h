@@ -3,9 +3,10 @@
 
 // The PNG encoder: adaptive filters (Sub, Up, Average or Paeth, chosen per row by the smallest sum
 // of absolute residuals), unpacked from Cairo's pixels in the same pass, then deflate with one
-// dynamic Huffman block per band of rows (the code built from the band's exact histogram) over
-// literals and runs of zero residuals (matches at distance 1). Output depends only on the pixels:
-// the vector path and the scalar path give the same bytes.
+// dynamic Huffman block per band of rows over literals and runs of zero residuals (matches at
+// distance 1), or, where a sample of the band's rows says it is smaller, over literals and the
+// matches of a greedy hash matcher (at most 32 KiB back, within the band). Output depends only on
+// the pixels: the vector path and the scalar path give the same bytes.
 
 #include <stddef.h>
 #include <stdint.h>
