@@ -203,12 +203,12 @@ struct PNGEncoderTests {
   }
 
   /// The size of libpng's file with its default settings (Cairo's PNG writer: zlib level 6,
-  /// adaptive filters) for opaque pixels.
+  /// adaptive filters) for the same pixels, opaque or transparent.
   static func libpngDefaultSize(of image: Pixels) throws -> Int {
     var bytes = image.bytes
     let written = bytes.withUnsafeMutableBufferPointer { buffer -> Int in
       let surface = cairo_image_surface_create_for_data(
-        buffer.baseAddress, CAIRO_FORMAT_RGB24, Int32(image.width), Int32(image.height), Int32(image.stride))
+        buffer.baseAddress, image.alpha ? CAIRO_FORMAT_ARGB32 : CAIRO_FORMAT_RGB24, Int32(image.width), Int32(image.height), Int32(image.stride))
       defer { cairo_surface_destroy(surface) }
       var count = 0
       let status = withUnsafeMutablePointer(to: &count) { counter in
@@ -237,6 +237,10 @@ struct PNGEncoderTests {
     }
     for preset in [Preset.classic, .square, .story] {
       requests.append(CardRequest(preset: preset, quote: .index(quote), picture: .named(catalog.pictures[0]), seed: 1))
+    }
+    // Transparent cards (mostly empty, the halo and the text) are files too: og and classic.
+    for preset in [Preset.og, .classic] {
+      requests.append(CardRequest(preset: preset, quote: .index(quote), seed: 1, transparent: true))
     }
     for request in requests {
       let (image, png) = try Self.canvas(of: request)
