@@ -208,7 +208,8 @@ struct PNGEncoderTests {
     var bytes = image.bytes
     let written = bytes.withUnsafeMutableBufferPointer { buffer -> Int in
       let surface = cairo_image_surface_create_for_data(
-        buffer.baseAddress, image.alpha ? CAIRO_FORMAT_ARGB32 : CAIRO_FORMAT_RGB24, Int32(image.width), Int32(image.height), Int32(image.stride))
+        buffer.baseAddress, image.alpha ? CAIRO_FORMAT_ARGB32 : CAIRO_FORMAT_RGB24, Int32(image.width),
+        Int32(image.height), Int32(image.stride))
       defer { cairo_surface_destroy(surface) }
       var count = 0
       let status = withUnsafeMutablePointer(to: &count) { counter in
