@@ -396,6 +396,20 @@ static inline unsigned next_match(size_t run) {
   return run - 258 < 3 ? (unsigned)(run - 3) : 258u;
 }
 
+/// The end of the run of zero bytes that goes on from `start` (the first nonzero byte, or
+/// `count`): eight bytes a step, then byte by byte.
+static inline size_t zero_run_end(const uint8_t *data, size_t start, size_t count) {
+  size_t j = start;
+  while (j + 8 <= count) {
+    uint64_t next;
+    memcpy(&next, data + j, 8);
+    if (next) break;
+    j += 8;
+  }
+  while (j < count && data[j] == 0) j++;
+  return j;
+}
+
 /// Counts the band's symbols: literals, and runs of zeros (at least 8, from an 8-byte word of zeros)
 /// as a literal zero then matches at distance 1.
 /// `spare` holds three more tables of literal counts (spread so that repeated bytes do not wait on
@@ -406,14 +420,7 @@ static void count_symbols(const uint8_t *data, size_t count, uint32_t *frequenci
     uint64_t word;
     memcpy(&word, data + i, 8);
     if (word == 0) {
-      size_t j = i + 8;
-      while (j + 8 <= count) {
-        uint64_t next;
-        memcpy(&next, data + j, 8);
-        if (next) break;
-        j += 8;
-      }
-      while (j < count && data[j] == 0) j++;
+      const size_t j = zero_run_end(data, i + 8, count);
       size_t run = j - i - 1;
       frequencies[0]++;
       while (run >= 3) {
@@ -449,14 +456,7 @@ static void write_symbols(bit_writer *writer, const uint8_t *data, size_t count,
     uint64_t word;
     memcpy(&word, data + i, 8);
     if (word == 0) {
-      size_t j = i + 8;
-      while (j + 8 <= count) {
-        uint64_t next;
-        memcpy(&next, data + j, 8);
-        if (next) break;
-        j += 8;
-      }
-      while (j < count && data[j] == 0) j++;
+      const size_t j = zero_run_end(data, i + 8, count);
       size_t run = j - i - 1;
       PUT_LITERAL(0);
       flush_bits(writer);

@@ -148,8 +148,8 @@ struct HostileTextTests {
   }
 }
 
-/// SplitMix64: a tiny seeded generator, so random texts repeat from run to run.
-struct SplitMix {
+/// SplitMix64: a tiny seeded generator, so random texts and images repeat from run to run.
+struct SplitMix: RandomNumberGenerator {
   var state: UInt64
 
   mutating func next() -> UInt64 {

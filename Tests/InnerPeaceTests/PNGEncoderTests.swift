@@ -53,18 +53,6 @@ struct PNGEncoderTests {
     }
   }
 
-  /// A reproducible generator (SplitMix64), so failures repeat.
-  struct Generator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-      state &+= 0x9E37_79B9_7F4A_7C15
-      var z = state
-      z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-      z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-      return z ^ (z >> 31)
-    }
-  }
-
   /// Pixels from `pixel(x, y)` as (r, g, b, a); with alpha, the colour is premultiplied (so never
   /// above alpha), as Cairo stores it.
   static func make(
@@ -90,7 +78,7 @@ struct PNGEncoderTests {
   static let synthetic: [Pixels] = {
     var images: [Pixels] = []
     for alpha in [false, true] {
-      var random = Generator(state: alpha ? 2 : 1)
+      var random = SplitMix(state: alpha ? 2 : 1)
       let sizes = [(1, 1), (2, 1), (7, 3), (17, 5), (33, 1), (1, 40), (5000, 2), (63, 65), (250, 300)]
       for (width, height) in sizes {
         images.append(
