@@ -35,30 +35,18 @@ func fail(_ message: String) -> Never {
 
 /// The size libpng's defaults (Cairo's write_to_png: zlib 6, adaptive filters) give the same pixels.
 func libpngDefaultSize(of png: [UInt8]) -> Int {
-  final class Buffer {
-    var bytes: [UInt8]
-    var offset = 0
-    var written = 0
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
-  }
-  let buffer = Buffer(png)
-  let opaque = Unmanaged.passUnretained(buffer).toOpaque()
-  let surface = cairo_image_surface_create_from_png_stream(
-    { closure, data, length in
-      let buffer = Unmanaged<Buffer>.fromOpaque(closure!).takeUnretainedValue()
-      guard buffer.offset + Int(length) <= buffer.bytes.count, let data else { return CAIRO_STATUS_READ_ERROR }
-      buffer.bytes.withUnsafeBufferPointer { data.update(from: $0.baseAddress! + buffer.offset, count: Int(length)) }
-      buffer.offset += Int(length)
-      return CAIRO_STATUS_SUCCESS
-    }, opaque)
+  guard let surface = cairoSurface(fromPNG: png) else { return 0 }
   defer { cairo_surface_destroy(surface) }
-  cairo_surface_write_to_png_stream(
-    surface,
-    { closure, _, length in
-      Unmanaged<Buffer>.fromOpaque(closure!).takeUnretainedValue().written += Int(length)
-      return CAIRO_STATUS_SUCCESS
-    }, opaque)
-  return withExtendedLifetime(buffer) { buffer.written }
+  var written = 0
+  _ = withUnsafeMutablePointer(to: &written) { counter in
+    cairo_surface_write_to_png_stream(
+      surface,
+      { closure, _, length in
+        closure!.assumingMemoryBound(to: Int.self).pointee += Int(length)
+        return CAIRO_STATUS_SUCCESS
+      }, counter)
+  }
+  return written
 }
 
 func stages(runs: Int) throws {
