@@ -206,3 +206,64 @@ import Testing
     _ = try server.finish()
   }
 }
+
+/// The wait for a worker's answer against its deadline, when the two come at the same moment.
+@Suite struct WorkerAnswerDeadlineTests {
+  /// When the deadline comes first, the wait ends only after `onTimeout` has run: the caller then
+  /// kills and reaps the worker itself, and an `onTimeout` still to run would signal a process
+  /// that is gone (or a new one with its id). Here `onTimeout` fails the answer first and only
+  /// then finishes (after up to 100,000 yields of its thread, or once the test has looked):
+  /// before the fix the wait returned as soon as the answer failed, with `onTimeout` unfinished.
+  @Test func deadlineEndsTheWaitOnlyAfterOnTimeoutRan() async throws {
+    let eventLoop = MultiThreadedEventLoopGroup.singleton.next()
+    for _ in 0..<3 {
+      let clock = ManualClock()
+      let answer = eventLoop.makePromise(of: Int.self)
+      let progress = NIOLockedValueBox((finished: false, looked: false))
+      async let outcome = WorkerConnection.wait(for: answer.futureResult, timeout: .seconds(1), clock: clock) {
+        answer.fail(ChannelError.ioOnClosedChannel)
+        for _ in 0..<100_000 where !progress.withLockedValue({ $0.looked }) { sched_yield() }
+        progress.withLockedValue { $0.finished = true }
+      }
+      await clock.waitForSleeper(until: .init(offset: .seconds(1)))
+      clock.advance(by: .seconds(1))
+      let ended = await outcome
+      let finished = progress.withLockedValue { progress in
+        progress.looked = true
+        return progress.finished
+      }
+      #expect(ended == nil, "the deadline came first")
+      #expect(finished, "the wait ended before onTimeout had finished")
+    }
+  }
+
+  /// An answer completed on an event loop's thread while the deadline fires on another: every wait
+  /// ends with exactly one of the two (the answer, or `nil` after `onTimeout` ran once), and ends
+  /// only once the answer's future has completed. Under ThreadSanitizer (the test command's TSan
+  /// run) this is the hand-off that CI once reported as a data race.
+  @Test func answerAndDeadlineRacing() async throws {
+    let eventLoop = MultiThreadedEventLoopGroup.singleton.next()
+    for round in 0..<2000 {
+      let clock = ManualClock()
+      let answer = eventLoop.makePromise(of: Int.self)
+      let timeouts = NIOLockedValueBox(0)
+      // The answer comes from the loop's thread, the deadline from this test's task, both now.
+      eventLoop.execute { answer.succeed(round) }
+      async let outcome = WorkerConnection.wait(for: answer.futureResult, timeout: .seconds(1), clock: clock) {
+        timeouts.withLockedValue { $0 += 1 }
+        answer.fail(ChannelError.ioOnClosedChannel)  // what closing the worker's channel does
+      }
+      // A varying head start for the deadline's sleep: none, or a few turns of the executor. A
+      // deadline whose sleep starts after the advance never fires, and the answer ends the wait.
+      for _ in 0..<(round % 4) { await Task.yield() }
+      clock.advance(by: .seconds(1))
+      switch await outcome {
+      case nil: #expect(timeouts.withLockedValue { $0 } == 1)
+      case .success(let value):
+        #expect(value == round)
+        #expect(timeouts.withLockedValue { $0 } == 0)
+      case .failure(let error): Issue.record("round \(round): \(error)")
+      }
+    }
+  }
+}

@@ -291,38 +291,57 @@ final class WorkerConnection: Sendable {
 
   /// `future`'s result, or `nil` when `timeout` passes on `clock` first (or the waiting task is
   /// cancelled). Then `onTimeout` runs, and it must make `future` complete (kill the process,
-  /// close the channel): the wait returns once it has.
+  /// close the channel): the wait returns once both have happened.
   ///
   /// The answer is awaited by the calling task itself and the deadline sleeps in a task of its
   /// own, cancelled (not awaited) once the answer is in: a render's answer costs one hand-off
   /// between threads, not the three of a task group (a child for the answer, the group's
-  /// resumption, the wait for the cancelled sleeper).
-  private static func wait<Value: Sendable>(
+  /// resumption, the wait for the cancelled sleeper). The answer's result is handed over in the
+  /// lock, not through the continuation: ThreadSanitizer does not see the runtime's hand-off of a
+  /// continuation's value when the continuation is resumed before its task awaits it.
+  static func wait<Value: Sendable>(
     for future: EventLoopFuture<Value>, timeout: Duration, clock: some Clock<Duration>,
     onTimeout: @escaping @Sendable () -> Void
   ) async -> Result<Value, any Error>? {
-    // Which came first: the answer or the deadline; the other then does nothing.
-    let first = NIOLockedValueBox<WaitEnd?>(nil)
+    let state = NIOLockedValueBox(WaitState<Value>())
     let deadline = Task {
       try? await clock.sleep(for: timeout)
-      let expired = first.withLockedValue { end in
-        guard end == nil else { return false }
-        end = .deadline
+      let expired = state.withLockedValue { state in
+        guard state.end == nil else { return false }
+        state.end = .deadline
         return true
       }
       if expired { onTimeout() }
     }
-    let result: Result<Value, any Error> = await withTaskCancellationHandler {
-      do { return .success(try await future.get()) } catch { return .failure(error) }
+    await withTaskCancellationHandler {
+      await withUnsafeContinuation { (answered: UnsafeContinuation<Void, Never>) in
+        future.whenComplete { result in
+          state.withLockedValue { $0.result = result }
+          answered.resume()
+        }
+      }
     } onCancel: {
       deadline.cancel()
     }
-    let answered = first.withLockedValue { end in
-      if end == nil { end = .answer }
-      return end == .answer
+    let (result, answeredFirst) = state.withLockedValue { state in
+      if state.end == nil { state.end = .answer }
+      return (state.result, state.end == .answer)
     }
-    deadline.cancel()
-    return answered ? result : nil
+    if answeredFirst, let result {
+      deadline.cancel()
+      return result
+    }
+    // The deadline came first: its task has claimed it and runs (or has run) `onTimeout`.
+    await deadline.value
+    return nil
+  }
+
+  /// What a ``wait(for:timeout:clock:onTimeout:)`` has seen so far.
+  private struct WaitState<Value: Sendable>: Sendable {
+    /// Which came first: the answer or the deadline; the other then does nothing.
+    var end: WaitEnd?
+    /// The answer, once the future has completed.
+    var result: Result<Value, any Error>?
   }
 
   /// How a ``wait(for:timeout:clock:onTimeout:)`` ended.
