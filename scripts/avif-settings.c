@@ -6,7 +6,8 @@
 //
 //   cc -O2 scripts/avif-settings.c -o /tmp/avif-settings -lavif -lpng -lwebp -lturbojpeg -lm
 //   innerpeace render --out og.png --preset og --seed 42
-//   /tmp/avif-settings og.png RUNS webp QUALITY
+//   /tmp/avif-settings og.png RUNS webp QUALITY [METHOD [lean]]   (METHOD 0 by default, as the
+//       renderer; `lean`: sns_strength 0, filter_strength 0, one segment)
 //   /tmp/avif-settings og.png RUNS jpeg QUALITY
 //   /tmp/avif-settings og.png RUNS avif aom|rav1e|svt SPEED QUANTIZER 420|444 THREADS
 #include <avif/avif.h>
@@ -80,7 +81,12 @@ int main(int argc, char **argv) {
       WebPConfig config;
       WebPConfigInit(&config);
       config.quality = atoi(argv[4]);
-      config.method = 2;  // as ImageEncoding.webpMethod
+      config.method = argc > 5 ? atoi(argv[5]) : 0;  // 0 as ImageEncoding.webpMethod
+      if (argc > 6 && !strcmp(argv[6], "lean")) {
+        config.sns_strength = 0;
+        config.filter_strength = 0;
+        config.segments = 1;
+      }
       WebPPicture picture;
       WebPPictureInit(&picture);
       picture.width = width;
