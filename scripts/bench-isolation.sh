@@ -18,7 +18,7 @@ RUNS=${RUNS:-3}
 PORT=${PORT:-18191}
 command -v wrk >/dev/null || { echo "bench-isolation: install wrk (apt-get install wrk)" >&2; exit 1; }
 BIN=${BIN:-.build/release/innerpeace}
-[ -x "$BIN" ] || swift build -c release --product innerpeace >/dev/null
+[ -x "$BIN" ] || swift build -c release --static-swift-stdlib --product innerpeace >/dev/null
 WORK=$(mktemp -d)
 SERVER=
 trap '[ -n "$SERVER" ] && kill $SERVER 2>/dev/null; wait 2>/dev/null; rm -rf "$WORK"' EXIT

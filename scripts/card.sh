@@ -4,6 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
-swift build -c release --product innerpeace
+# The Swift standard library and Foundation linked in: a third less start-up time for every
+# command (BENCHMARKS.md, "Cold start"). Every release build here uses the same flag, so that
+# release builds with and without it do not rebuild each other.
+swift build -c release --static-swift-stdlib --product innerpeace
 .build/release/innerpeace render --out card.png "$@"
 echo "wrote $(pwd)/card.png"

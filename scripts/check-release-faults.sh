@@ -5,7 +5,7 @@
 # must have them (else this check could not fail).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-swift build -c release --product innerpeace >/dev/null
+swift build -c release --static-swift-stdlib --product innerpeace >/dev/null
 if grep -a -q INNERPEACE_FAULT_ .build/release/innerpeace; then
   echo "check-release-faults: a fault trigger is in the release binary" >&2
   exit 1

@@ -20,7 +20,7 @@ cd "$(dirname "$0")/.."
 DURATION=${DURATION:-20}
 PORT=${PORT:-18181}
 command -v wrk >/dev/null || { echo "loadtest: install wrk (apt-get install wrk)" >&2; exit 1; }
-swift build -c release --product innerpeace >/dev/null
+swift build -c release --static-swift-stdlib --product innerpeace >/dev/null
 BIN=.build/release/innerpeace
 WORK=$(mktemp -d)
 trap 'kill $SERVER 2>/dev/null || true; wait $SERVER 2>/dev/null || true; rm -rf "$WORK"' EXIT
