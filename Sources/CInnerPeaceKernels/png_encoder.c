@@ -12,9 +12,9 @@
 enum { band_target_bytes = 1 << 17 };
 // The Huffman code of a band is built from every fourth of its rows.
 enum { sample_step = 4 };
-// Whether matches pay for a band is estimated on every eighth of its rows; they are used when they
+// Whether matches pay for a band is estimated on every sixteenth of its rows; they are used when they
 // make that estimate at least 1 % smaller (below that, the faster path's file is about as small).
-enum { decision_step = 8, decision_percent = 99 };
+enum { decision_step = 16, decision_percent = 99 };
 // Longest literal/length code: 14 bits (deflate allows 15) lets four literals go into the 64-bit
 // bit buffer between flushes (7 pending bits + 4 x 14 <= 63) at a cost under 0.3 % in size; 12
 // bits cost 1 to 4 % on photographs.
