@@ -12,8 +12,8 @@
 enum { band_target_bytes = 1 << 17 };
 // The Huffman code of a band is built from every fourth of its rows.
 enum { sample_step = 4 };
-// Whether matches pay for a band is estimated on every sixteenth of its rows (the entropy of
-// their symbols each way); they are used when they make that estimate at least 0.5 % smaller
+// Whether matches pay for a band is estimated on those of its rows that are every sixteenth row
+// of the image (the entropy of their symbols each way); they are used when they make that estimate at least 0.5 % smaller
 // (below that, the faster path's file is about as small).
 enum { decision_step = 16, decision_permille = 995 };
 // Longest literal/length code: 14 bits (deflate allows 15) lets four literals go into the 64-bit
@@ -785,17 +785,21 @@ static uint64_t entropy_bits(const uint32_t *frequencies, int count, uint64_t *u
 }
 
 /// Whether the band is smaller with matches (find_matches) than with literals and zero runs alone,
-/// estimated on every decision_step-th row: each way's entropy of those rows' symbols, their extra
+/// estimated on the image's every decision_step-th row (`first_row` is the band's first):
+/// each way's entropy of those rows' symbols, their extra
 /// bits, and 4 bits of the header for each symbol that has a code (an estimate rather than the
-/// two Huffman codes, which cost about a fifth of the encoder's time on a photo's 75 bands at
+/// two Huffman codes, which cost about a fifth of the encoder's time on a photo's 74 bands at
 /// classic). `table` and `matches` are scratch.
-static int matches_pay(const uint8_t *band, size_t count, size_t filtered_row, uint32_t *table,
+static int matches_pay(const uint8_t *band, size_t count, size_t filtered_row, int first_row, uint32_t *table,
                        band_match *matches) {
   uint32_t literal_frequencies[literal_symbols] = {0}, spare[3][256] = {{0}};
   uint32_t match_frequencies[literal_symbols] = {0}, distance_frequencies[distance_symbols] = {0};
   uint32_t match_spare[3][256] = {{0}};
   memset(table, 0xFF, sizeof *table << match_hash_bits);
-  for (size_t offset = 0; offset < count; offset += decision_step * filtered_row) {
+  // The image's every decision_step-th row (the band's first when it has none of them).
+  size_t first = (size_t)((decision_step - first_row % decision_step) % decision_step) * filtered_row;
+  if (first >= count) first = 0;
+  for (size_t offset = first; offset < count; offset += decision_step * filtered_row) {
     count_symbols(band + offset, filtered_row, literal_frequencies, spare);
     find_matches(band, offset, offset + filtered_row, table, matches, match_frequencies, distance_frequencies,
                  match_spare);
@@ -990,7 +994,7 @@ size_t innerpeace_png_encode(const uint8_t *pixels, size_t stride, int width, in
     adler = libdeflate_adler32(adler, band, count);
     const int final = y1 == height;
     const bit_writer start = writer;
-    if (matches_pay(band, count, filtered_row, table, matches)) {
+    if (matches_pay(band, count, filtered_row, y0, table, matches)) {
       uint32_t frequencies[literal_symbols] = {0}, distance_frequencies[distance_symbols] = {0};
       uint32_t spare[3][256] = {{0}};
       memset(table, 0xFF, sizeof *table << match_hash_bits);
