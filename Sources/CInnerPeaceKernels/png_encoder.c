@@ -13,8 +13,8 @@ enum { band_target_bytes = 1 << 17 };
 // The Huffman code of a band is built from every fourth of its rows.
 enum { sample_step = 4 };
 // Whether matches pay for a band is estimated on those of its rows that are every sixteenth row
-// of the image (the entropy of their symbols each way); they are used when they make that estimate at least 0.5 % smaller
-// (below that, the faster path's file is about as small).
+// of the image (the entropy of their symbols each way); they are used when they make that
+// estimate at least 0.5 % smaller (below that, the faster path's file is about as small).
 enum { decision_step = 16, decision_permille = 995 };
 // Longest literal/length code: 14 bits (deflate allows 15) lets four literals go into the 64-bit
 // bit buffer between flushes (7 pending bits + 4 x 14 <= 63) at a cost under 0.3 % in size; 12
@@ -785,11 +785,10 @@ static uint64_t entropy_bits(const uint32_t *frequencies, int count, uint64_t *u
 }
 
 /// Whether the band is smaller with matches (find_matches) than with literals and zero runs alone,
-/// estimated on the image's every decision_step-th row (`first_row` is the band's first):
-/// each way's entropy of those rows' symbols, their extra
-/// bits, and 4 bits of the header for each symbol that has a code (an estimate rather than the
-/// two Huffman codes, which cost about a fifth of the encoder's time on a photo's 74 bands at
-/// classic). `table` and `matches` are scratch.
+/// estimated on the image's every decision_step-th row (`first_row` is the band's first): each
+/// way's entropy of those rows' symbols, their extra bits, and 4 bits of the header for each
+/// symbol that has a code (an estimate rather than the two Huffman codes, which cost about a
+/// fifth of the encoder's time on a photo's 74 bands at classic). `table` and `matches` are scratch.
 static int matches_pay(const uint8_t *band, size_t count, size_t filtered_row, int first_row, uint32_t *table,
                        band_match *matches) {
   uint32_t literal_frequencies[literal_symbols] = {0}, spare[3][256] = {{0}};
