@@ -58,9 +58,12 @@ ASAN_OPTIONS=detect_leaks=0 guarded 20 .build-address/debug/innerpeacePackageTes
 # ThreadSanitizer over the same suites, in .build-thread. The locks they exercise are ones TSan can
 # see: NSLock in the core, NIOLockedValueBox in the server (with this toolchain TSan cannot see
 # Synchronization's `Mutex` and reports every access under it as a race: BENCHMARKS.md §4). The
-# worker processes the server tests spawn are the plain build's.
+# worker processes the server tests spawn are the plain build's. The one suppression file
+# (scripts/tsan-suppressions.txt) hides only Swift's continuation hand-off, which the runtime
+# does not tell TSan about.
 swift build --build-tests --sanitize=thread --scratch-path .build-thread --disable-build-manifest-caching
-guarded 20 .build-thread/debug/innerpeacePackageTests.xctest --testing-library swift-testing \
+TSAN_OPTIONS="suppressions=$PWD/scripts/tsan-suppressions.txt" \
+  guarded 20 .build-thread/debug/innerpeacePackageTests.xctest --testing-library swift-testing \
   --filter InnerPeaceServerTests --filter RenderTests
 # The deployment files: Kubernetes manifests, systemd unit, alert rules, Prometheus config, compose
 # file, and the dashboard's and alerts' metric names against a running server; the Indexed Job's
