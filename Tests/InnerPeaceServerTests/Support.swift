@@ -32,12 +32,17 @@ let quietLogger: Logger = {
   return logger
 }()
 
+/// Noon UTC of 2026-06-21: the day the tests' service lives in, whatever the machine's date.
+let testNoon = Date(timeIntervalSince1970: 20_625 * 86_400 + 43_200)
+
 /// A configuration for tests: small pools (the machine may have two cores and other tests run
-/// at the same time).
+/// at the same time), and the service's clock fixed at `testNoon`, so that no answer depends
+/// on the day or hour the suite runs (today's quote, the seconds left in the day).
 func testConfiguration(
   concurrency: Int = 2, queueDepth: Int = 16, cacheMegabytes: Int = 64
 ) -> ServerConfiguration {
   var configuration = ServerConfiguration()
+  configuration.now = { testNoon }
   configuration.concurrency = concurrency
   configuration.queueDepth = queueDepth
   configuration.cacheMegabytes = cacheMegabytes
