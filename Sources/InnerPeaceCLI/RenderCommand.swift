@@ -120,8 +120,8 @@ struct RenderCommand: ParsableCommand {
     }
     // Only the photo the card draws is read and checked, when it is drawn.
     let catalog = try catalog.load(checking: .whenDrawn)
-    let renderer = try CardRenderer(catalog: catalog, backgroundCacheBytes: 0)
-    let card = try renderer.render(request)
+    // One card: the photo is read and decoded on a second core while the fonts load.
+    let card = try CardRenderer.renderOne(request, catalog: catalog)
     try output.write(card.bytes)
     if let typeset = card.report, let reportOutput { try reportOutput.write(typeset.json) }
     if card.missingGlyphs > 0 {

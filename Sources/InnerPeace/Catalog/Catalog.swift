@@ -414,6 +414,16 @@ public struct Catalog: Sendable {
     return (checked.bytes, checked.detail)
   }
 
+  /// The bytes of a catalog picture, read again as at load: the file may have been swapped for a
+  /// FIFO or a bigger file since, or replaced, and its bytes are then not those the content
+  /// version stands for (``checkUnchanged(_:_:)``).
+  func readPicture(_ name: String) throws(InnerPeaceError) -> [UInt8] {
+    let url = try pictureURL(named: name)
+    let (bytes, stamp) = try PictureFile.readStamped(atPath: url.path, name: name)
+    try checkUnchanged(name, stamp)
+    return bytes
+  }
+
   /// Refuses a picture whose file, as just read (`stamp`), is not the one this catalog checked:
   /// another file, written since, or with a status changed after ``fixedSinceNanoseconds``.
   /// - Throws: ``InnerPeaceError/pictureChanged(name:)``.

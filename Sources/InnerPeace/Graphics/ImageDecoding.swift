@@ -165,18 +165,32 @@ package enum ImageDecoding {
     return oriented(pixels, header.orientation)
   }
 
-  private static func decodeJPEG(
-    _ bytes: [UInt8], header: Header, colour: ColourTransform?, covering target: (width: Int, height: Int)
-  ) throws(InnerPeaceError) -> Pixels {
-    guard let handle = tjInitDecompress() else {
-      throw .decodingFailed(reason: "libturbojpeg could not start")
+  /// The size, as stored (before the picture is turned upright), that ``decode(_:covering:)``
+  /// decodes an image of `header` at to cover `target` (as seen). Two targets with the same
+  /// decoded size give the same pixels.
+  static func decodedSize(_ header: Header, covering target: (width: Int, height: Int)) -> (width: Int, height: Int) {
+    decodedSize(header, coveringStored: header.orientation >= 5 ? (target.height, target.width) : target)
+  }
+
+  private static func decodedSize(_ header: Header, coveringStored target: (width: Int, height: Int)) -> (
+    width: Int, height: Int
+  ) {
+    switch header.kind {
+    case .jpeg: return jpegScaledSize(header, covering: target)
+    case .png:
+      let factor = pngReduction(header, covering: target)
+      return ((header.storedWidth + factor - 1) / factor, (header.storedHeight + factor - 1) / factor)
     }
-    defer { tjDestroy(handle) }
+  }
+
+  /// The smallest of libjpeg's DCT scalings (at most 1) whose image still covers `target`.
+  private static func jpegScaledSize(_ header: Header, covering target: (width: Int, height: Int)) -> (
+    width: Int, height: Int
+  ) {
     let width = header.storedWidth
     let height = header.storedHeight
     // The cover scale of the full image; any DCT factor at or above it still covers the canvas.
-    let coverScale = max(
-      Double(target.width) / Double(width), Double(target.height) / Double(height))
+    let coverScale = max(Double(target.width) / Double(width), Double(target.height) / Double(height))
     var chosen = (width: width, height: height)
     var factorCount: Int32 = 0
     if let factors = tjGetScalingFactors(&factorCount) {
@@ -192,6 +206,23 @@ package enum ImageDecoding {
         )
       }
     }
+    return chosen
+  }
+
+  /// The largest whole factor whose PNG, reduced by averaging boxes of that side, still covers
+  /// `target` on both sides.
+  private static func pngReduction(_ header: Header, covering target: (width: Int, height: Int)) -> Int {
+    max(1, min(header.storedWidth / max(1, target.width), header.storedHeight / max(1, target.height)))
+  }
+
+  private static func decodeJPEG(
+    _ bytes: [UInt8], header: Header, colour: ColourTransform?, covering target: (width: Int, height: Int)
+  ) throws(InnerPeaceError) -> Pixels {
+    guard let handle = tjInitDecompress() else {
+      throw .decodingFailed(reason: "libturbojpeg could not start")
+    }
+    defer { tjDestroy(handle) }
+    let chosen = jpegScaledSize(header, covering: target)
     // CMYK comes out as C M Y K bytes and is converted here; everything else straight to B G R X.
     let format = header.cmyk ? TJPF_CMYK : TJPF_BGRX
     func decompress(into buffer: UnsafeMutableBufferPointer<UInt8>, stopOnWarning: Bool) -> Int32 {
@@ -240,11 +271,8 @@ package enum ImageDecoding {
   private static func decodePNG(
     _ bytes: [UInt8], header: Header, colour: ColourTransform?, covering target: (width: Int, height: Int)
   ) throws(InnerPeaceError) -> Pixels {
-    let width = header.storedWidth
-    let height = header.storedHeight
-    // The largest whole factor whose reduced image still covers the target on both sides.
-    let factor = max(1, min(width / max(1, target.width), height / max(1, target.height)))
-    let reduced = (width: (width + factor - 1) / factor, height: (height + factor - 1) / factor)
+    let factor = pngReduction(header, covering: target)
+    let reduced = decodedSize(header, coveringStored: target)
     var message = [CChar](repeating: 0, count: 256)
     var status: Int32 = -1
     let decoded = [UInt8](unsafeUninitializedCapacity: reduced.width * reduced.height * 4) {

@@ -31,44 +31,83 @@ public final class CardRenderer: Sendable {
     try render(request, probe: nil)
   }
 
+  /// Renders one card with a renderer made for it, on two threads: the photo is read, checked and
+  /// decoded on a second thread while this one registers the fonts and fits the text, and the
+  /// PNG encoder shares its work with a second thread. For a command that renders one card and
+  /// exits: the card is the same, byte for byte, as `CardRenderer(...).render(request)` makes.
+  /// - Parameters:
+  ///   - catalog: the quotes and pictures to choose from.
+  ///   - fontsDirectory: the folder with the bundled font; `nil` uses the package's `Fonts/`.
+  /// - Throws: as ``init(catalog:fontsDirectory:backgroundCacheBytes:)`` and ``render(_:)``.
+  public static func renderOne(_ request: CardRequest, catalog: Catalog, fontsDirectory: URL? = nil)
+    throws(InnerPeaceError) -> RenderedCard
+  {
+    let selection = try Selection(request, catalog: catalog)
+    let canvas = request.preset.geometry.canvas
+    let prefetch =
+      request.transparent
+      ? nil : PhotoPrefetch(catalog: catalog, name: selection.pictureName, canvas: (canvas.width, canvas.height))
+    // Joined before returning, whatever happens.
+    defer { _ = prefetch?.wait() }
+    let renderer = try CardRenderer(catalog: catalog, fontsDirectory: fontsDirectory, backgroundCacheBytes: 0)
+    return try renderer.render(request, selection: selection, prefetch: prefetch, probe: nil)
+  }
+
+  /// What a request draws: the quote and the picture, chosen and checked.
+  struct Selection {
+    let quoteIndex: Int?
+    let quote: Quote
+    let pictureName: String
+
+    /// Chooses as the request says: two draws from the seed, always in this order, so choosing
+    /// one explicitly does not change the other; then checks the format against transparency.
+    init(_ request: CardRequest, catalog: Catalog) throws(InnerPeaceError) {
+      let (randomQuote, randomPictureName) = catalog.randomChoice(seed: request.seed)
+      switch request.quote {
+      case .random:
+        quoteIndex = randomQuote
+        quote = catalog.quotes[randomQuote]
+      case .index(let index):
+        guard catalog.quotes.indices.contains(index) else {
+          throw .quoteIndexOutOfRange(index: index, count: catalog.quotes.count)
+        }
+        quoteIndex = index
+        quote = catalog.quotes[index]
+      case .text(let text, let author):
+        quoteIndex = nil
+        let tidied = Quote(text: try TextRules.quote(text), author: try TextRules.author(author ?? ""))
+        // The card and its share message carry the same text: the one drawn.
+        quote =
+          request.typographicPunctuation
+          ? Quote(text: Punctuation.typographic(tidied.text), author: Punctuation.typographic(tidied.author))
+          : tidied
+      }
+      switch request.picture {
+      case .random: pictureName = randomPictureName
+      case .named(let name): pictureName = try catalog.pictureName(matching: name)
+      }
+      try request.format.validate(transparent: request.transparent)
+    }
+  }
+
   /// Renders one card, and hands `probe` what the halo stage saw and chose and `canvas` the finished
   /// canvas before it is encoded (for tests).
   func render(
     _ request: CardRequest, probe: ((HaloProbe) -> Void)?, canvas inspect: ((ImageSurface) -> Void)? = nil
   ) throws(InnerPeaceError) -> RenderedCard {
+    try render(
+      request, selection: try Selection(request, catalog: catalog), prefetch: nil, probe: probe, canvas: inspect)
+  }
+
+  /// Renders the card of `request`, which chose `selection`; with `prefetch`, the photo that
+  /// another thread has been reading since the selection.
+  private func render(
+    _ request: CardRequest, selection: Selection, prefetch: PhotoPrefetch?, probe: ((HaloProbe) -> Void)?,
+    canvas inspect: ((ImageSurface) -> Void)? = nil
+  ) throws(InnerPeaceError) -> RenderedCard {
     let geometry = request.preset.geometry
     let clock = StageClock()
-
-    // Select: two draws from the seed, always in this order, so choosing one explicitly does not
-    // change the other.
-    let (randomQuote, randomPictureName) = catalog.randomChoice(seed: request.seed)
-    let quoteIndex: Int?
-    let quote: Quote
-    switch request.quote {
-    case .random:
-      quoteIndex = randomQuote
-      quote = catalog.quotes[randomQuote]
-    case .index(let index):
-      guard catalog.quotes.indices.contains(index) else {
-        throw .quoteIndexOutOfRange(index: index, count: catalog.quotes.count)
-      }
-      quoteIndex = index
-      quote = catalog.quotes[index]
-    case .text(let text, let author):
-      quoteIndex = nil
-      let tidied = Quote(text: try TextRules.quote(text), author: try TextRules.author(author ?? ""))
-      // The card and its share message carry the same text: the one drawn.
-      quote =
-        request.typographicPunctuation
-        ? Quote(text: Punctuation.typographic(tidied.text), author: Punctuation.typographic(tidied.author))
-        : tidied
-    }
-    let pictureName: String
-    switch request.picture {
-    case .random: pictureName = randomPictureName
-    case .named(let name): pictureName = try catalog.pictureName(matching: name)
-    }
-    try request.format.validate(transparent: request.transparent)
+    let (quoteIndex, quote, pictureName) = (selection.quoteIndex, selection.quote, selection.pictureName)
 
     // Fit the text.
     let fitted = clock.measure(.fit) {
@@ -85,14 +124,25 @@ public final class CardRenderer: Sendable {
     let canvas = try ImageSurface(
       format: request.transparent ? .argb32 : .rgb24, width: geometry.canvas.width, height: geometry.canvas.height)
     if !request.transparent {
+      // What another thread has read and decoded meanwhile, with the error it met, which the
+      // render meets here as it would have on its own.
+      let fetched = prefetch?.wait()
+      if let fetched { clock.add(seconds: fetched.seconds, to: .decode) }
+      if let failure = fetched?.failure { throw failure }
       // A catalog that checks its photos when drawn reads and checks this one now: its size and
       // focus choose the crop, and its bytes are decoded as they were checked.
-      let checked =
-        catalog.pictureChecking == .whenDrawn
-        ? try clock.measure(.decode) { () throws(InnerPeaceError) in try catalog.checkedPicture(pictureName) } : nil
+      var checked = fetched?.checked
+      if checked == nil && catalog.pictureChecking == .whenDrawn {
+        checked = try clock.measure(.decode) { () throws(InnerPeaceError) in try catalog.checkedPicture(pictureName) }
+      }
       let crop = catalog.crop(
         for: pictureName, canvas: (canvas.width, canvas.height), block: fitted.block, detail: checked?.detail)
-      try paintBackground(named: pictureName, crop: crop, on: canvas, clock: clock, checkedBytes: checked?.bytes)
+      let decoded = fetched?.decoded.map {
+        (pixels: $0.pixels, storedSize: $0.storedSize, covering: prefetch!.covering)
+      }
+      try paintBackground(
+        named: pictureName, crop: crop, on: canvas, clock: clock, bytes: checked?.bytes ?? fetched?.bytes,
+        decoded: decoded)
     }
 
     // The halo text: text layer, its alpha blurred five times, shadows, then the text.
@@ -175,33 +225,32 @@ public final class CardRenderer: Sendable {
 
   /// Paints the photo, scaled to cover the canvas and cropped as `crop` says, from the cache or
   /// decoded and scaled straight into the canvas (then kept, when the cache takes a background of
-  /// that size). `checkedBytes` are the photo's bytes when the catalog has just read and checked
-  /// them (``Catalog/checkedPicture(_:)``); otherwise the file is read here.
+  /// that size). `bytes` are the photo's bytes when they have just been read and checked
+  /// (``Catalog/checkedPicture(_:)``, ``Catalog/readPicture(_:)``); otherwise the file is read
+  /// here. `decoded` are pixels another thread decoded from them for `covering`, used when the
+  /// crop needs the same decoded size.
   private func paintBackground(
-    named name: String, crop: FocusCrop, on canvas: ImageSurface, clock: StageClock, checkedBytes: [UInt8]?
+    named name: String, crop: FocusCrop, on canvas: ImageSurface, clock: StageClock, bytes: [UInt8]?,
+    decoded prefetched: (pixels: Pixels, storedSize: (width: Int, height: Int), covering: (width: Int, height: Int))?
   ) throws(InnerPeaceError) {
     let key = BackgroundCache.Key(picture: name, width: canvas.width, height: canvas.height, crop: crop)
     if let cached = backgrounds.pixels(for: key) {
       clock.measure(.draw) { cached.copy(into: canvas) }
       return
     }
+    // Decoded large enough for the zoom too.
+    let covering = (
+      Int((Double(canvas.width) * crop.zoom).rounded(.up)), Int((Double(canvas.height) * crop.zoom).rounded(.up))
+    )
     var decoded: Pixels? = try clock.measure(.decode) { () throws(InnerPeaceError) in
       let data: [UInt8]
-      if let checkedBytes {
-        data = checkedBytes
-      } else {
-        let url = try catalog.pictureURL(named: name)
-        // Read again, as at load: the file may have been swapped for a FIFO or a bigger file since,
-        // or replaced: its bytes are then not those the content version stands for.
-        let (read, stamp) = try PictureFile.readStamped(atPath: url.path, name: name)
-        try catalog.checkUnchanged(name, stamp)
-        data = read
+      if let bytes { data = bytes } else { data = try catalog.readPicture(name) }
+      if let prefetched,
+        covering == prefetched.covering || Self.decodedSize(data, covering).map({ $0 == prefetched.storedSize }) == true
+      {
+        return prefetched.pixels
       }
       do throws(InnerPeaceError) {
-        // Decoded large enough for the zoom too.
-        let covering = (
-          Int((Double(canvas.width) * crop.zoom).rounded(.up)), Int((Double(canvas.height) * crop.zoom).rounded(.up))
-        )
         return try ImageDecoding.decode(data, covering: covering)
       } catch .decodingFailed(let reason) {
         throw .pictureUndecodable(name: name, reason: reason)
@@ -214,5 +263,12 @@ public final class CardRenderer: Sendable {
     if backgrounds.accepts(byteCount: canvas.width * canvas.height * 4) {
       backgrounds.store(Pixels(copying: canvas), for: key)
     }
+  }
+
+  /// The size `bytes` decode at, as stored, to cover `covering`; `nil` when they do not decode.
+  private static func decodedSize(_ bytes: [UInt8], _ covering: (width: Int, height: Int)) -> (width: Int, height: Int)?
+  {
+    guard case .success(let header) = ImageDecoding.inspect(bytes) else { return nil }
+    return ImageDecoding.decodedSize(header, covering: covering)
   }
 }

@@ -17,8 +17,10 @@ final class StageClock {
     return try body()
   }
 
-  private func add(_ duration: Duration, to stage: Stage) {
-    let seconds = duration / .seconds(1)
+  private func add(_ duration: Duration, to stage: Stage) { add(seconds: duration / .seconds(1), to: stage) }
+
+  /// Adds time measured elsewhere (on another thread) to `stage`.
+  func add(seconds: Double, to stage: Stage) {
     switch stage {
     case .decode: timings.decode += seconds
     case .scale: timings.scale += seconds
