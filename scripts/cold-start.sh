@@ -13,7 +13,10 @@
 #    Swift runtime, argument parsing) and of the render; the dynamic loader's own time
 #    (LD_DEBUG=statistics, cycles at the CPU's clock).
 # 3. The steps of one cold render, from uprobes on the binary's functions (perf probe, needs
-#    root): the time from exec to each step's first function, median of RUNS renders.
+#    root): the time from exec to each step's first function, median of RUNS renders. The photo is
+#    checked and decoded on a second thread while the fonts load and the text is fitted
+#    (CardRenderer.renderOne), so those marks interleave: each span runs to the next mark on
+#    either thread.
 # Bounded: every loop runs RUNS times. Leaves no probe behind.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -87,7 +90,7 @@ steps=(
   "parse:InnerPeaceCLI_main"
   "catalog:\$s13InnerPeaceCLI14CatalogOptionsV4load"
   "fonts:\$s10InnerPeace12CardRendererC7catalog14fontsDirectory20backgroundCacheBytes"
-  "select-fit:\$s10InnerPeace12CardRendererC6render_5probe"
+  "fit:\$s10InnerPeace10TextFitterV3fit"
   "photo-check:\$s10InnerPeace7CatalogV14checkedPicture"
   "decode:\$s10InnerPeace13ImageDecodingO6decode_8covering"
   "scale:\$s10InnerPeace16BackgroundScalerO5cover"

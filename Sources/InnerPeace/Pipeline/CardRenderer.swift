@@ -123,6 +123,14 @@ public final class CardRenderer: Sendable {
     // of the text block, or transparent.
     let canvas = try ImageSurface(
       format: request.transparent ? .argb32 : .rgb24, width: geometry.canvas.width, height: geometry.canvas.height)
+    // While another thread decodes the photo, the halo's text image, which the photo plays no
+    // part in, is made first.
+    let halo =
+      prefetch == nil
+      ? nil
+      : try HaloText.prepare(
+        fitted, geometry: geometry, canvas: (canvas.width, canvas.height),
+        keepsCoverage: !request.transparent || probe != nil, clock: clock)
     if !request.transparent {
       // What another thread has read and decoded meanwhile, with the error it met, which the
       // render meets here as it would have on its own.
@@ -147,7 +155,8 @@ public final class CardRenderer: Sendable {
 
     // The halo text: text layer, its alpha blurred five times, shadows, then the text.
     try HaloText.draw(
-      fitted, geometry: geometry, on: canvas, measuresContrast: !request.transparent, clock: clock, probe: probe)
+      fitted, geometry: geometry, on: canvas, measuresContrast: !request.transparent, clock: clock, probe: probe,
+      prepared: halo)
 
     if let inspect {
       canvas.flush()

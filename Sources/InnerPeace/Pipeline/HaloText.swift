@@ -16,18 +16,24 @@ enum HaloText {
   ///     transparent card, which has no photo to measure).
   ///   - clock: the render's clock: drawing counts as `draw`, blurring and measuring as `blur`.
   ///   - probe: called with what the stage saw and chose, for tests.
+  ///   - prepared: the text image ``prepare(_:geometry:canvas:keepsCoverage:clock:)`` made for
+  ///     this text and canvas, when it was made before the photo was painted; made here otherwise.
   static func draw(
     _ fitted: FittedText, geometry: CardGeometry, on canvas: ImageSurface, measuresContrast: Bool,
-    clock: StageClock, probe: ((HaloProbe) -> Void)? = nil
+    clock: StageClock, probe: ((HaloProbe) -> Void)? = nil, prepared: Prepared? = nil
   )
     throws(InnerPeaceError)
   {
     let sigmas = geometry.shadowSigmas(forQuoteSize: Double(fitted.quoteSize))
     let keepsCoverage = measuresContrast || probe != nil
-    guard
-      var image = try shade(
-        fitted, sigmas: sigmas, marginCap: geometry.haloMargin, on: canvas, keepsCoverage: keepsCoverage, clock: clock)
-    else { return }
+    let size = (canvas.width, canvas.height)
+    let plain: Prepared
+    if let prepared {
+      plain = prepared
+    } else {
+      plain = try prepare(fitted, geometry: geometry, canvas: size, keepsCoverage: keepsCoverage, clock: clock)
+    }
+    guard var image = plain.image else { return }
     var strengths = (quote: HaloStrength.plain, author: HaloStrength.plain)
     if measuresContrast {
       strengths = clock.measure(.blur) { image.strengths(on: canvas, quoteSize: fitted.quoteSize, proximity: nil) }
@@ -36,7 +42,7 @@ enum HaloText {
       var widened = false
       if widens(strengths, geometry: geometry) {
         let wide = sigmas.map { $0 * widening }
-        if let wider = try shade(fitted, sigmas: wide, marginCap: .max, on: canvas, keepsCoverage: true, clock: clock) {
+        if let wider = try shade(fitted, sigmas: wide, marginCap: .max, canvas: size, keepsCoverage: true, clock: clock) {
           image = wider
           widened = true
         }
@@ -88,6 +94,27 @@ enum HaloText {
     }
   }
 
+  /// The text image of the plain halo, made from the text alone: the canvas's pixels play no
+  /// part, so it can be made before (or while) the photo is painted.
+  struct Prepared {
+    /// `nil` when the text image is empty (nothing to draw).
+    let image: TextImage?
+  }
+
+  /// Draws the text's coverage and blurs it into the plain stacked shadow, for a canvas of
+  /// `canvas` pixels; ``draw(_:geometry:on:measuresContrast:clock:probe:prepared:)`` goes on
+  /// from it. `keepsCoverage`: keep the coverage too (to measure the contrast, or for a probe).
+  static func prepare(
+    _ fitted: FittedText, geometry: CardGeometry, canvas: (width: Int, height: Int), keepsCoverage: Bool,
+    clock: StageClock
+  ) throws(InnerPeaceError) -> Prepared {
+    let sigmas = geometry.shadowSigmas(forQuoteSize: Double(fitted.quoteSize))
+    return Prepared(
+      image: try shade(
+        fitted, sigmas: sigmas, marginCap: geometry.haloMargin, canvas: canvas, keepsCoverage: keepsCoverage,
+        clock: clock))
+  }
+
   /// How much wider the halo's blurs get over a photo too bright for the plain glow.
   static let widening = 1.25
 
@@ -125,7 +152,7 @@ enum HaloText {
   /// `marginCap` pixels past the text on every side) and blurs it into the plain stacked shadow;
   /// `nil` when the image is empty.
   private static func shade(
-    _ fitted: FittedText, sigmas: [Double], marginCap: Int, on canvas: ImageSurface, keepsCoverage: Bool,
+    _ fitted: FittedText, sigmas: [Double], marginCap: Int, canvas: (width: Int, height: Int), keepsCoverage: Bool,
     clock: StageClock
   ) throws(InnerPeaceError) -> TextImage? {
     // The text image: the text's rectangle grown by the halo margin, clipped to the canvas. Past
