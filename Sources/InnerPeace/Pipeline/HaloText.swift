@@ -42,7 +42,8 @@ enum HaloText {
       var widened = false
       if widens(strengths, geometry: geometry) {
         let wide = sigmas.map { $0 * widening }
-        if let wider = try shade(fitted, sigmas: wide, marginCap: .max, canvas: size, keepsCoverage: true, clock: clock) {
+        if let wider = try shade(fitted, sigmas: wide, marginCap: .max, canvas: size, keepsCoverage: true, clock: clock)
+        {
           image = wider
           widened = true
         }
