@@ -22,14 +22,18 @@
  * (without OLD: leave out the first clang, -DHAVE_OLD and /tmp/old.o). Add
  * `-g -fsanitize=address,undefined -fno-sanitize-recover=all` to both for the sanitizer run.
  *
- * Usage: /tmp/png-harness [-n RUNS] [-c] [-v] CARD.png...
- *   -n RUNS  encodes of each card, each timed (CLOCK_THREAD_CPUTIME_ID); the median is kept (11)
- *   -c       check every card: the three loop paths give the same bytes, and libpng decodes the
- *            file to the card's pixels (exit status 1 otherwise)
- *   -v       one line per card, besides the summary
+ * Usage: /tmp/png-harness [-n RUNS] [-t THREADS] [-c] [-v] CARD.png...
+ *   -n RUNS     encodes of each card, each timed (CPU time of the process, CLOCK_PROCESS_CPUTIME_ID,
+ *               and wall time, CLOCK_MONOTONIC); the medians are kept (11)
+ *   -t THREADS  also encode on THREADS threads, alternating with one thread in the same process
+ *   -c          check every card: the three loop paths and 2, 3, 8 and THREADS threads give the
+ *               same bytes, and libpng decodes the file to the card's pixels (exit status 1 otherwise)
+ *   -v          one line per card, besides the summary
  * A card's preset is the end of its file name (aqua-og.png: og). Prints, per preset: the largest
  * and the median size / libpng's (Cairo's cairo_surface_write_to_png, zlib level 6) and the median
- * over the cards of each card's median CPU ms; with OLD, the same for the old encoder.
+ * over the cards of each card's median CPU ms and wall ms; with -t, the same on THREADS threads;
+ * with OLD, the same for the old encoder (on one thread).
+ * Build with `-fsanitize=thread` (and -g) instead for the thread sanitizer's run.
  *
  */
 
@@ -47,7 +51,7 @@ size_t old_png_encode(const uint8_t *pixels, size_t stride, int width, int heigh
                       size_t capacity, int kernels);
 #endif
 
-enum { max_cards = 256, max_runs = 201, encoders = 2 };
+enum { max_cards = 256, max_runs = 201, encoders = 3 };
 
 typedef struct {
   const uint8_t *data;
@@ -68,9 +72,9 @@ static cairo_status_t read_bytes(void *closure, unsigned char *data, unsigned in
   return CAIRO_STATUS_SUCCESS;
 }
 
-static double cpu_seconds(void) {
+static double seconds(clockid_t clock) {
   struct timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  clock_gettime(clock, &t);
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
@@ -114,20 +118,22 @@ static int same_pixels(cairo_surface_t *surface, const uint8_t *png, size_t leng
 
 typedef struct {
   char preset[32];
-  double ratio[encoders], ms[encoders];
+  double ratio[encoders], ms[encoders], wall[encoders];
 } card_result;
 
 int main(int argc, char **argv) {
-  int runs = 11, check = 0, verbose = 0, first = 1;
+  int runs = 11, threads = 0, check = 0, verbose = 0, first = 1;
   for (; first < argc && argv[first][0] == '-'; first++) {
     if (!strcmp(argv[first], "-n") && first + 1 < argc) {
       runs = atoi(argv[++first]);
+    } else if (!strcmp(argv[first], "-t") && first + 1 < argc) {
+      threads = atoi(argv[++first]);
     } else if (!strcmp(argv[first], "-c")) {
       check = 1;
     } else if (!strcmp(argv[first], "-v")) {
       verbose = 1;
     } else {
-      fprintf(stderr, "usage: %s [-n RUNS] [-c] [-v] CARD.png...\n", argv[0]);
+      fprintf(stderr, "usage: %s [-n RUNS] [-t THREADS] [-c] [-v] CARD.png...\n", argv[0]);
       return 2;
     }
   }
@@ -135,10 +141,21 @@ int main(int argc, char **argv) {
     fprintf(stderr, "at most %d runs and %d cards\n", max_runs, max_cards);
     return 2;
   }
+  // The encoders timed: this one on one thread, on `threads` threads with -t, the old one.
+  int encoder_count = 0, thread_counts[encoders], old_encoder = -1;
+  const char *names[encoders];
+  char threaded_name[32];
+  names[encoder_count] = "";
+  thread_counts[encoder_count++] = 1;
+  if (threads > 0) {
+    snprintf(threaded_name, sizeof threaded_name, "t%d ", threads);
+    names[encoder_count] = threaded_name;
+    thread_counts[encoder_count++] = threads;
+  }
 #if defined(HAVE_OLD)
-  const int encoder_count = 2;
-#else
-  const int encoder_count = 1;
+  names[encoder_count] = "old ";
+  thread_counts[encoder_count] = 1;
+  old_encoder = encoder_count++;
 #endif
   static card_result results[max_cards];
   int cards = 0, failures = 0;
@@ -161,18 +178,20 @@ int main(int argc, char **argv) {
     if (old_png_bound(width, height, alpha) > capacity) capacity = old_png_bound(width, height, alpha);
 #endif
     uint8_t *output = malloc(capacity);
-    double times[encoders][max_runs];
+    double times[encoders][max_runs], walls[encoders][max_runs];
     size_t lengths[encoders] = {0};
     for (int r = 0; r < runs; r++) {
       for (int e = 0; e < encoder_count; e++) {
-        const double start = cpu_seconds();
+        const double start = seconds(CLOCK_PROCESS_CPUTIME_ID), wall_start = seconds(CLOCK_MONOTONIC);
 #if defined(HAVE_OLD)
-        lengths[e] = e == 0 ? innerpeace_png_encode(pixels, stride, width, height, alpha, output, capacity, 0)
-                            : old_png_encode(pixels, stride, width, height, alpha, output, capacity, 0);
-#else
-        lengths[e] = innerpeace_png_encode(pixels, stride, width, height, alpha, output, capacity, 0);
+        if (e == old_encoder) {
+          lengths[e] = old_png_encode(pixels, stride, width, height, alpha, output, capacity, 0);
+        } else
 #endif
-        times[e][r] = cpu_seconds() - start;
+          lengths[e] =
+              innerpeace_png_encode(pixels, stride, width, height, alpha, output, capacity, 0, thread_counts[e]);
+        walls[e][r] = seconds(CLOCK_MONOTONIC) - wall_start;
+        times[e][r] = seconds(CLOCK_PROCESS_CPUTIME_ID) - start;
       }
     }
     card_result *result = &results[cards++];
@@ -182,31 +201,50 @@ int main(int argc, char **argv) {
     for (int e = 0; e < encoder_count; e++) {
       result->ratio[e] = (double)lengths[e] / (double)libpng;
       result->ms[e] = median(times[e], runs) * 1e3;
+      result->wall[e] = median(walls[e], runs) * 1e3;
     }
     int ok = 1;
     if (check) {
-      const size_t length = innerpeace_png_encode(pixels, stride, width, height, alpha, output, capacity, 0);
+      const size_t length = innerpeace_png_encode(pixels, stride, width, height, alpha, output, capacity, 0, 1);
       uint8_t *other = malloc(capacity);
       for (int kernels = 1; kernels <= 2; kernels++) {
         const size_t other_length =
-            innerpeace_png_encode(pixels, stride, width, height, alpha, other, capacity, kernels);
+            innerpeace_png_encode(pixels, stride, width, height, alpha, other, capacity, kernels, 1);
         if (other_length != length || memcmp(other, output, length)) ok = 0;
+      }
+      const int other_threads[4] = {2, 3, 8, threads > 0 ? threads : 2};
+      for (int t = 0; t < 4; t++) {
+        for (int kernels = 0; kernels <= 2; kernels += 2) {
+          const size_t other_length =
+              innerpeace_png_encode(pixels, stride, width, height, alpha, other, capacity, kernels, other_threads[t]);
+          if (other_length != length || memcmp(other, output, length)) ok = 0;
+        }
       }
       free(other);
       if (!length || !same_pixels(surface, output, length)) ok = 0;
       failures += !ok;
     }
     if (verbose || !ok) {
-      printf("%-40s %7zu libpng %5.3f %7.2f ms", argv[a], libpng, result->ratio[0], result->ms[0]);
-      if (encoder_count > 1) printf("   old %5.3f %7.2f ms", result->ratio[1], result->ms[1]);
+      printf("%-40s %7zu libpng", argv[a], libpng);
+      for (int e = 0; e < encoder_count; e++) {
+        printf("   %s%5.3f %7.2f ms cpu %7.2f ms wall", names[e], result->ratio[e], result->ms[e], result->wall[e]);
+      }
       printf("%s\n", check ? (ok ? "  ok" : "  BAD") : "");
     }
     free(output);
     cairo_surface_destroy(surface);
   }
 
-  printf("%-8s %5s %9s %9s %9s", "preset", "cards", "max/png", "med/png", "med ms");
-  if (encoder_count > 1) printf(" | %9s %9s %9s %7s", "old max", "old med", "old ms", "speed");
+  printf("%-8s %5s", "preset", "cards");
+  for (int e = 0; e < encoder_count; e++) {
+    char heads[4][32];
+    snprintf(heads[0], 32, "%smax/png", names[e]);
+    snprintf(heads[1], 32, "%smed/png", names[e]);
+    snprintf(heads[2], 32, "%scpu ms", names[e]);
+    snprintf(heads[3], 32, "%swall ms", names[e]);
+    printf("%s %11s %11s %11s %11s", e ? " |" : "", heads[0], heads[1], heads[2], heads[3]);
+  }
+  if (old_encoder >= 0) printf(" %7s", "speed");
   printf("\n");
   static const char *const order[] = {"og", "classic", "square", "story"};
   char seen[max_cards][32];
@@ -218,13 +256,14 @@ int main(int argc, char **argv) {
     if (!known) snprintf(seen[presets++], 32, "%.31s", results[c].preset);
   }
   for (int p = 0; p < presets; p++) {
-    double ratios[encoders][max_cards], ms[encoders][max_cards], largest[encoders] = {0};
+    double ratios[encoders][max_cards], ms[encoders][max_cards], walls[encoders][max_cards], largest[encoders] = {0};
     int n = 0;
     for (int c = 0; c < cards; c++) {
       if (strcmp(results[c].preset, seen[p])) continue;
       for (int e = 0; e < encoder_count; e++) {
         ratios[e][n] = results[c].ratio[e];
         ms[e][n] = results[c].ms[e];
+        walls[e][n] = results[c].wall[e];
         if (results[c].ratio[e] > largest[e]) largest[e] = results[c].ratio[e];
       }
       n++;
@@ -234,9 +273,10 @@ int main(int argc, char **argv) {
     printf("%-8s %5d", seen[p], n);
     for (int e = 0; e < encoder_count; e++) {
       median_ms[e] = median(ms[e], n);
-      printf(e ? " | %9.4f %9.4f %9.3f" : " %9.4f %9.4f %9.3f", largest[e], median(ratios[e], n), median_ms[e]);
+      printf(e ? " | %11.4f %11.4f %11.3f %11.3f" : " %11.4f %11.4f %11.3f %11.3f", largest[e],
+             median(ratios[e], n), median_ms[e], median(walls[e], n));
     }
-    if (encoder_count > 1) printf(" %6.2fx", median_ms[1] / median_ms[0]);
+    if (old_encoder >= 0) printf(" %6.2fx", median_ms[old_encoder] / median_ms[0]);
     printf("\n");
   }
   if (check) printf("check: %d of %d cards %s\n", cards - failures, cards, failures ? "pass, FAILURES" : "pass");

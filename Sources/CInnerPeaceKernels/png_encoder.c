@@ -1,6 +1,7 @@
 #include "innerpeace_png.h"
 
 #include <libdeflate.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -886,21 +887,34 @@ typedef struct {
   uint8_t *previous, *current, *candidates[4];
 } row_filter;
 
+/// Unpacks the source's row `y` into `target` (`row` bytes).
+static void unpack_source_row(const row_filter *filter, int y, uint8_t *target) {
+  const uint8_t *source = filter->pixels + (size_t)y * filter->stride;
+#if defined(INNERPEACE_AVX2)
+  if (filter->kernels == INNERPEACE_PNG_BEST && !filter->alpha && __builtin_cpu_supports("ssse3")) {
+    unpack_rgb_ssse3(source, target, filter->width);
+    return;
+  }
+#endif
+  innerpeace_unpack_row(source, target, filter->width, filter->alpha);
+}
+
+/// Makes row `y` the next one the filter takes: the row above it (zeros above the first) becomes
+/// the previous row.
+static void start_filter_at(row_filter *filter, int y) {
+  if (y == 0) {
+    memset(filter->previous, 0, filter->row);
+  } else {
+    unpack_source_row(filter, y - 1, filter->previous);
+  }
+}
+
 /// Filters rows [y0, y1) into `target` (a filter type byte, then the row, each) and returns the
 /// bytes written.
 static size_t filter_rows(row_filter *filter, int y0, int y1, uint8_t *target) {
   size_t count = 0;
   for (int y = y0; y < y1; y++) {
-    const uint8_t *source = filter->pixels + (size_t)y * filter->stride;
-#if defined(INNERPEACE_AVX2)
-    if (filter->kernels == INNERPEACE_PNG_BEST && !filter->alpha && __builtin_cpu_supports("ssse3")) {
-      unpack_rgb_ssse3(source, filter->current, filter->width);
-    } else {
-      innerpeace_unpack_row(source, filter->current, filter->width, filter->alpha);
-    }
-#else
-    innerpeace_unpack_row(source, filter->current, filter->width, filter->alpha);
-#endif
+    unpack_source_row(filter, y, filter->current);
     const int type = filter_candidates(filter->current, filter->previous, filter->row, filter->bpp,
                                        filter->candidates, filter->kernels);
     target[count] = (uint8_t)type;
@@ -943,28 +957,245 @@ static void put_big_endian(uint8_t *target, uint32_t value) {
   target[3] = (uint8_t)value;
 }
 
+
+// MARK: Bands
+
+/// What filters and codes bands of rows, one per thread: the row filter and its scratch.
+typedef struct {
+  row_filter filter;
+  uint8_t *band, *rows;
+  dynamic_block *block;
+  band_match *matches;
+  uint32_t *table;
+} band_coder;
+
+static void free_band_coder(band_coder *coder) {
+  free(coder->band);
+  free(coder->rows);
+  free(coder->block);
+  free(coder->matches);
+  free(coder->table);
+}
+
+/// Allocates the coder's scratch for bands of `rows_per_band` rows; its filter is `shape` with
+/// rows of its own. Returns 0 when memory runs out (nothing left allocated).
+static int make_band_coder(band_coder *coder, const row_filter *shape, size_t rows_per_band) {
+  const size_t row = shape->row, filtered_row = row + 1;
+  coder->band = malloc(rows_per_band * filtered_row);
+  coder->rows = calloc(1, 2 * (row + row_padding) + 4 * row);
+  coder->block = malloc(sizeof *coder->block);
+  // Every match is at least match_near_min bytes long.
+  coder->matches = malloc((rows_per_band * filtered_row / match_near_min + 1) * sizeof *coder->matches);
+  coder->table = malloc(sizeof *coder->table << match_hash_bits);
+  if (!coder->band || !coder->rows || !coder->block || !coder->matches || !coder->table) {
+    free_band_coder(coder);
+    return 0;
+  }
+  coder->filter = *shape;
+  coder->filter.previous = coder->rows + row_padding;
+  coder->filter.current = coder->rows + 2 * row_padding + row;
+  for (int k = 0; k < 4; k++) coder->filter.candidates[k] = coder->rows + 2 * (row + row_padding) + (size_t)k * row;
+  return 1;
+}
+
+/// Filters rows [y0, y1) (the filter's next rows) into the coder's band, adds them to `adler`, and
+/// writes them at `writer` as one dynamic Huffman block (the last of the stream when `final`).
+/// Returns the band's filtered bytes. Sets `stored` when that block is no shorter than the band
+/// stored (its own bits counted from 0, so the choice never depends on where the band starts);
+/// `writer` is then as it was, and the caller writes the band stored.
+static size_t code_band(band_coder *coder, int y0, int y1, int final, bit_writer *writer, uint32_t *adler,
+                        int *stored) {
+  const size_t filtered_row = coder->filter.row + 1;
+  uint8_t *band = coder->band;
+  dynamic_block *block = coder->block;
+  const size_t count = filter_rows(&coder->filter, y0, y1, band);
+  *adler = libdeflate_adler32(*adler, band, count);
+  const bit_writer start = *writer;
+  if (matches_pay(band, count, filtered_row, y0, coder->table, coder->matches)) {
+    uint32_t frequencies[literal_symbols] = {0}, distance_frequencies[distance_symbols] = {0};
+    uint32_t spare[3][256] = {{0}};
+    memset(coder->table, 0xFF, sizeof *coder->table << match_hash_bits);
+    const size_t match_count =
+        find_matches(band, 0, count, coder->table, coder->matches, frequencies, distance_frequencies, spare);
+    for (int symbol = 0; symbol < 256; symbol++) {
+      frequencies[symbol] += spare[0][symbol] + spare[1][symbol] + spare[2][symbol];
+    }
+    frequencies[256] = 1;
+    plan_block(frequencies, distance_frequencies, block);
+    write_block_header(writer, block, final);
+    write_matched(writer, band, count, coder->matches, match_count, block);
+  } else {
+    // The code comes from every sample_step-th row of the band, each literal and length symbol
+    // counted once more so that every one has a code.
+    uint32_t frequencies[literal_symbols] = {0}, spare[3][256] = {{0}};
+    for (size_t offset = 0; offset < count; offset += sample_step * filtered_row) {
+      count_symbols(band + offset, filtered_row, frequencies, spare);
+    }
+    for (int symbol = 0; symbol < 256; symbol++) {
+      frequencies[symbol] += spare[0][symbol] + spare[1][symbol] + spare[2][symbol];
+    }
+    for (int symbol = 0; symbol < literal_symbols; symbol++) frequencies[symbol] += symbol != 256;
+    frequencies[256] = 1;
+    plan_block(frequencies, NULL, block);
+    write_block_header(writer, block, final);
+    write_symbols(writer, band, count, block->literal_codes, block->literal_lengths, block->matches);
+  }
+  put_bits(writer, block->codes[256] & 0xFFFFFFu, block->codes[256] >> 24);
+  flush_bits(writer);
+  const size_t written_bits = (size_t)(writer->out - start.out) * 8 + writer->count - start.count;
+  *stored = (written_bits + 7) / 8 >= stored_bytes(count);
+  if (*stored) *writer = start;
+  return count;
+}
+
+/// A piece of a band worker's stream in its scratch: `length` bits from bit 0 of the byte at
+/// `offset` (a run of coded bands), or, when `stored`, a band of `length` filtered bytes there, to
+/// be written as stored blocks once the position of the stream is known.
+typedef struct {
+  size_t offset, length;
+  int stored, final;
+} stream_piece;
+
+/// The bands of rows [y0, y1) on one thread. The first worker writes at the output; each other
+/// writes its stream from bit 0 into `scratch` as pieces, joined after it in order.
+typedef struct {
+  band_coder coder;
+  int y0, y1, height;
+  size_t rows_per_band;
+  bit_writer writer;
+  uint8_t *scratch;  // NULL for the first worker
+  stream_piece *pieces;
+  int piece_count;
+  uint32_t adler;   // of this worker's filtered bytes alone
+  size_t filtered;  // this worker's filtered bytes
+} band_worker;
+
+/// Ends the worker's run of coded bands that began at `run`.
+static void end_coded_run(band_worker *worker, const uint8_t *run) {
+  bit_writer *writer = &worker->writer;
+  // The pending bits' byte, with nothing above them.
+  *writer->out = (uint8_t)writer->bits;
+  const size_t bits = (size_t)(writer->out - run) * 8 + writer->count;
+  if (bits) worker->pieces[worker->piece_count++] = (stream_piece){(size_t)(run - worker->scratch), bits, 0, 0};
+}
+
+static void *run_band_worker(void *argument) {
+  band_worker *worker = argument;
+  start_filter_at(&worker->coder.filter, worker->y0);
+  const uint8_t *run = worker->writer.out;
+  for (int y0 = worker->y0; y0 < worker->y1; y0 += (int)worker->rows_per_band) {
+    const int y1 = y0 + (int)worker->rows_per_band < worker->y1 ? y0 + (int)worker->rows_per_band : worker->y1;
+    const int final = y1 == worker->height;
+    int stored = 0;
+    const size_t count = code_band(&worker->coder, y0, y1, final, &worker->writer, &worker->adler, &stored);
+    worker->filtered += count;
+    if (!stored) continue;
+    if (!worker->scratch) {
+      write_stored(&worker->writer, worker->coder.band, count, final);
+      continue;
+    }
+    end_coded_run(worker, run);
+    uint8_t *raw = worker->writer.out + 1;
+    memcpy(raw, worker->coder.band, count);
+    worker->pieces[worker->piece_count++] = (stream_piece){(size_t)(raw - worker->scratch), count, 1, final};
+    worker->writer = (bit_writer){0, 0, raw + count};
+    run = raw + count;
+  }
+  if (worker->scratch) end_coded_run(worker, run);
+  return NULL;
+}
+
+/// Appends `bits` bits from `source` (bit 0 the lowest of its first byte) at `writer`, 56 at a time.
+static void append_bits(bit_writer *writer, const uint8_t *source, size_t bits) {
+  for (; bits >= 56; bits -= 56, source += 7) {
+    uint64_t word = 0;
+    for (int k = 0; k < 7; k++) word |= (uint64_t)source[k] << (8 * k);
+    put_bits(writer, word, 56);
+    flush_bits(writer);
+  }
+  if (bits) {
+    uint64_t word = 0;
+    for (size_t k = 0; k < (bits + 7) / 8; k++) word |= (uint64_t)source[k] << (8 * k);
+    put_bits(writer, word & ((UINT64_C(1) << bits) - 1), (unsigned)bits);
+    flush_bits(writer);
+  }
+}
+
+/// The Adler-32 of two pieces of data, one after the other, from each one's own Adler-32 and the
+/// second's length (zlib's adler32_combine).
+static uint32_t adler32_combine(uint32_t first, uint32_t second, size_t second_length) {
+  const uint64_t base = 65521;
+  const uint64_t remainder = second_length % base;
+  uint64_t sum1 = first & 0xFFFF;
+  uint64_t sum2 = remainder * sum1 % base;
+  sum1 += (second & 0xFFFF) + base - 1;
+  sum2 += (first >> 16) + (second >> 16) + base - remainder;
+  if (sum1 >= base) sum1 -= base;
+  if (sum1 >= base) sum1 -= base;
+  if (sum2 >= base << 1) sum2 -= base << 1;
+  if (sum2 >= base) sum2 -= base;
+  return (uint32_t)(sum1 | sum2 << 16);
+}
+
+static void free_band_workers(band_worker *workers, int count) {
+  for (int k = 0; k < count; k++) {
+    free_band_coder(&workers[k].coder);
+    free(workers[k].scratch);
+    free(workers[k].pieces);
+  }
+  free(workers);
+}
+
+/// Splits bands of `rows_per_band` rows among `count` workers (consecutive bands each, as evenly
+/// as whole bands go) and gives each its coder and, after the first, its scratch. Returns NULL when
+/// memory runs out.
+static band_worker *make_band_workers(const row_filter *shape, int height, size_t rows_per_band, int count) {
+  band_worker *workers = calloc((size_t)count, sizeof *workers);
+  if (!workers) return NULL;
+  const int bands = (int)(((size_t)height + rows_per_band - 1) / rows_per_band);
+  const size_t filtered_row = shape->row + 1, band_bytes = rows_per_band * filtered_row;
+  for (int k = 0; k < count; k++) {
+    band_worker *worker = &workers[k];
+    const int first_band = (int)((long long)bands * k / count), end_band = (int)((long long)bands * (k + 1) / count);
+    worker->y0 = (int)((size_t)first_band * rows_per_band);
+    worker->y1 = (size_t)end_band * rows_per_band < (size_t)height ? (int)((size_t)end_band * rows_per_band) : height;
+    worker->height = height;
+    worker->rows_per_band = rows_per_band;
+    worker->adler = 1;
+    if (!make_band_coder(&worker->coder, shape, rows_per_band)) {
+      free_band_workers(workers, k);
+      return NULL;
+    }
+    if (k == 0) continue;
+    // Each band at most its stored size and a byte (the coded ones are shorter), then room for the
+    // last band's Huffman coding, written before it is compared (under 2 bytes a byte, and its
+    // header), and the bit writer's whole-word stores.
+    const int worker_bands = end_band - first_band;
+    const size_t filtered = (size_t)(worker->y1 - worker->y0) * filtered_row;
+    worker->scratch = malloc(filtered + (size_t)worker_bands * 8 + 2 * band_bytes + 4096);
+    worker->pieces = malloc((2 * (size_t)worker_bands + 1) * sizeof *worker->pieces);
+    worker->writer = (bit_writer){0, 0, worker->scratch};
+    if (!worker->scratch || !worker->pieces) {
+      free_band_workers(workers, k + 1);
+      return NULL;
+    }
+  }
+  return workers;
+}
+// The most threads one file is encoded on.
+enum { max_threads = 64 };
+
 size_t innerpeace_png_encode(const uint8_t *pixels, size_t stride, int width, int height, int alpha,
-                             uint8_t *output, size_t capacity, int kernels) {
+                             uint8_t *output, size_t capacity, int kernels, int threads) {
   if (width <= 0 || height <= 0 || capacity < innerpeace_png_bound(width, height, alpha)) return 0;
   const size_t bpp = alpha ? 4 : 3, row = row_bytes(width, alpha), filtered_row = row + 1;
   const size_t rows_per_band = band_rows(filtered_row);
-  uint8_t *band = malloc(rows_per_band * filtered_row);
-  uint8_t *rows = calloc(1, 2 * (row + row_padding) + 4 * row);
-  dynamic_block *block = malloc(sizeof *block);
-  // Every match is at least match_near_min bytes long.
-  band_match *matches = malloc((rows_per_band * filtered_row / match_near_min + 1) * sizeof *matches);
-  uint32_t *table = malloc(sizeof *table << match_hash_bits);
-  if (!band || !rows || !block || !matches || !table) {
-    free(band);
-    free(rows);
-    free(block);
-    free(matches);
-    free(table);
-    return 0;
-  }
-  uint8_t *previous = rows + row_padding, *current = rows + 2 * row_padding + row;
-  uint8_t *candidates[4];
-  for (int k = 0; k < 4; k++) candidates[k] = rows + 2 * (row + row_padding) + (size_t)k * row;
+  const size_t bands = ((size_t)height + rows_per_band - 1) / rows_per_band;
+  int count = threads < 1 ? 1 : threads > max_threads ? max_threads : threads;
+  if ((size_t)count > bands) count = (int)bands;
+  const row_filter shape = {pixels, stride, bpp, row, width, alpha, kernels, NULL, NULL, {NULL, NULL, NULL, NULL}};
+  band_worker *workers = make_band_workers(&shape, height, rows_per_band, count);
+  if (!workers) return 0;
 
   static const uint8_t signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
   memcpy(output, signature, 8);
@@ -982,69 +1213,46 @@ size_t innerpeace_png_encode(const uint8_t *pixels, size_t stride, int width, in
   uint8_t *zlib = idat + 8;
   zlib[0] = 0x78;  // deflate, 32 KiB window
   zlib[1] = 0x01;  // no dictionary, fastest (and (0x78 << 8 | 0x01) % 31 == 0)
-  bit_writer writer = {0, 0, zlib + 2};
-  uint32_t adler = 1;
+  workers[0].writer = (bit_writer){0, 0, zlib + 2};
 
-  row_filter filter = {pixels, stride, bpp, row, width, alpha, kernels, previous, current,
-                       {candidates[0], candidates[1], candidates[2], candidates[3]}};
-  for (int y0 = 0; y0 < height; y0 += (int)rows_per_band) {
-    const int y1 = y0 + (int)rows_per_band < height ? y0 + (int)rows_per_band : height;
-    const size_t count = filter_rows(&filter, y0, y1, band);
-    adler = libdeflate_adler32(adler, band, count);
-    const int final = y1 == height;
-    const bit_writer start = writer;
-    if (matches_pay(band, count, filtered_row, y0, table, matches)) {
-      uint32_t frequencies[literal_symbols] = {0}, distance_frequencies[distance_symbols] = {0};
-      uint32_t spare[3][256] = {{0}};
-      memset(table, 0xFF, sizeof *table << match_hash_bits);
-      const size_t match_count =
-          find_matches(band, 0, count, table, matches, frequencies, distance_frequencies, spare);
-      for (int symbol = 0; symbol < 256; symbol++) {
-        frequencies[symbol] += spare[0][symbol] + spare[1][symbol] + spare[2][symbol];
-      }
-      frequencies[256] = 1;
-      plan_block(frequencies, distance_frequencies, block);
-      write_block_header(&writer, block, final);
-      write_matched(&writer, band, count, matches, match_count, block);
+  // The other workers on threads of their own (on this one, after the first, where a thread cannot
+  // be created), the first on this thread.
+  pthread_t ids[max_threads];
+  int started[max_threads] = {0};
+  for (int k = 1; k < count; k++) started[k] = pthread_create(&ids[k], NULL, run_band_worker, &workers[k]) == 0;
+  run_band_worker(&workers[0]);
+  for (int k = 1; k < count; k++) {
+    if (started[k]) {
+      pthread_join(ids[k], NULL);
     } else {
-      // The code comes from every sample_step-th row of the band, each literal and length symbol
-      // counted once more so that every one has a code.
-      uint32_t frequencies[literal_symbols] = {0}, spare[3][256] = {{0}};
-      for (size_t offset = 0; offset < count; offset += sample_step * filtered_row) {
-        count_symbols(band + offset, filtered_row, frequencies, spare);
-      }
-      for (int symbol = 0; symbol < 256; symbol++) {
-        frequencies[symbol] += spare[0][symbol] + spare[1][symbol] + spare[2][symbol];
-      }
-      for (int symbol = 0; symbol < literal_symbols; symbol++) frequencies[symbol] += symbol != 256;
-      frequencies[256] = 1;
-      plan_block(frequencies, NULL, block);
-      write_block_header(&writer, block, final);
-      write_symbols(&writer, band, count, block->literal_codes, block->literal_lengths, block->matches);
+      run_band_worker(&workers[k]);
     }
-    put_bits(&writer, block->codes[256] & 0xFFFFFFu, block->codes[256] >> 24);
-    flush_bits(&writer);
-    const size_t written_bits = (size_t)(writer.out - start.out) * 8 + writer.count - start.count;
-    if ((written_bits + start.count + 7) / 8 >= stored_bytes(count)) {
-      writer = start;
-      write_stored(&writer, band, count, final);
+  }
+  bit_writer writer = workers[0].writer;
+  uint32_t adler = workers[0].adler;
+  for (int k = 1; k < count; k++) {
+    const band_worker *worker = &workers[k];
+    for (int p = 0; p < worker->piece_count; p++) {
+      const stream_piece piece = worker->pieces[p];
+      if (piece.stored) {
+        write_stored(&writer, worker->scratch + piece.offset, piece.length, piece.final);
+      } else {
+        append_bits(&writer, worker->scratch + piece.offset, piece.length);
+      }
     }
+    adler = adler32_combine(adler, worker->adler, worker->filtered);
   }
   align_bits(&writer);
   put_big_endian(writer.out, adler);
   size_t zlib_length = (size_t)(writer.out + 4 - zlib);
   if (zlib_length < filtered_row * (size_t)height / 8) {
-    zlib_length = recompress_flat(&filter, height, zlib, zlib_length);
+    zlib_length = recompress_flat(&workers[0].coder.filter, height, zlib, zlib_length);
   }
   uint8_t *end = zlib + zlib_length;
   put_big_endian(idat, (uint32_t)zlib_length);
   put_big_endian(end, libdeflate_crc32(0, idat + 4, zlib_length + 4));
   static const uint8_t iend[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xAE, 0x42, 0x60, 0x82};
   memcpy(end + 4, iend, 12);
-  free(band);
-  free(rows);
-  free(block);
-  free(matches);
-  free(table);
+  free_band_workers(workers, count);
   return (size_t)(end + 16 - output);
 }

@@ -6,7 +6,8 @@ import Testing
 
 /// The PNG encoder (`innerpeace_png_encode`): every file decodes, with libpng's own reader, to
 /// exactly the pixels encoded (RGB, or straight RGBA unpremultiplied as Cairo's pixels are), and
-/// the vector loops (AVX2, SSE2) write the same bytes as the scalar ones.
+/// the vector loops (AVX2, SSE2) write the same bytes as the scalar ones, and so does the encoder
+/// on several threads.
 @Suite("PNG encoder")
 struct PNGEncoderTests {
   /// Cairo pixels (B G R X, or premultiplied B G R A), rows `stride` bytes apart.
@@ -109,8 +110,12 @@ struct PNGEncoderTests {
     return images
   }()
 
-  /// Encodes with each set of loops (the processor's best, SSE2 only, plain C); the files must be
-  /// the same bytes.
+  /// The thread counts compared with one thread: two and three split the bands unevenly or evenly,
+  /// eight is more threads than most images have bands.
+  static let threadCounts = [2, 3, 8]
+
+  /// Encodes with each set of loops (the processor's best, SSE2 only, plain C) on one thread, and
+  /// with the best loops on each of ``threadCounts``; the files must be the same bytes.
   static func encode(_ image: Pixels) throws -> [UInt8] {
     try image.bytes.withUnsafeBufferPointer { buffer in
       let files = try ImageEncoding.PNGKernels.allCases.map { kernels in
@@ -119,6 +124,14 @@ struct PNGEncoderTests {
           alpha: image.alpha, kernels: kernels)
       }
       #expect(files.allSatisfy { $0 == files[0] }, "the loops wrote different files")
+      for threads in threadCounts {
+        let threaded = try ImageEncoding.png(
+          pixels: buffer.baseAddress!, stride: image.stride, width: image.width, height: image.height,
+          alpha: image.alpha, threads: threads)
+        // A Bool, so that a failure does not print (and diff) two files of megabytes.
+        let same = threaded == files[0]
+        #expect(same, "\(threads) threads wrote another file than one")
+      }
       return files[0]
     }
   }
@@ -126,6 +139,60 @@ struct PNGEncoderTests {
   static func decode(_ png: [UInt8], like image: Pixels) throws -> [UInt8] {
     try ImageDecoding.exactPixels(
       ofPNG: png, width: image.width, height: image.height, channels: image.alpha ? 4 : 3)
+  }
+
+  /// Images of many bands (an og card's width has 36 rows a band), for the encoder on several
+  /// threads: noise whose bands all go stored, stripes of noise and smooth rows (stored bands
+  /// between coded ones, on every thread), a flat image (libdeflate after the bands), a gradient,
+  /// one long row, one tall column, and two bands (fewer than three or eight threads).
+  static let banded: [Pixels] = {
+    var images: [Pixels] = []
+    for alpha in [false, true] {
+      var random = SplitMix(state: alpha ? 4 : 3)
+      images.append(
+        make("noise", width: 1200, height: 400, alpha: alpha) { _, _ in
+          (
+            Int.random(in: 0...255, using: &random), Int.random(in: 0...255, using: &random),
+            Int.random(in: 0...255, using: &random), Int.random(in: 0...255, using: &random)
+          )
+        })
+      images.append(
+        make("stripes", width: 1000, height: 900, alpha: alpha) { x, y in
+          if (y / 47) % 3 == 1 { return ((x * 5) % 256, (x + y) % 256, 128, 255) }
+          return (
+            Int.random(in: 0...255, using: &random), Int.random(in: 0...255, using: &random),
+            Int.random(in: 0...255, using: &random), Int.random(in: 1...255, using: &random)
+          )
+        })
+      images.append(make("flat", width: 1200, height: 630, alpha: alpha) { _, _ in (30, 60, 90, 200) })
+      images.append(
+        make("gradient", width: 1200, height: 630, alpha: alpha) { x, y in
+          ((x + y) % 256, (x * 2 + Int.random(in: 0...3, using: &random)) % 256, y % 256, 255 - x % 128)
+        })
+      images.append(
+        make("row", width: 20000, height: 1, alpha: alpha) { _, _ in
+          (Int.random(in: 0...255, using: &random), 7, Int.random(in: 0...9, using: &random), 255)
+        })
+      images.append(
+        make("column", width: 1, height: 30000, alpha: alpha) { _, y in
+          (y % 256, Int.random(in: 0...255, using: &random), 40, y % 200 + 50)
+        })
+      // 1200 x 3 + 1 bytes a row: 36 rows a band, so 60 rows are two bands.
+      images.append(
+        make("two bands", width: 1200, height: 60, alpha: alpha) { x, y in
+          ((x ^ y) % 256, Int.random(in: 0...255, using: &random), x % 256, 255)
+        })
+    }
+    return images
+  }()
+
+  /// On 1, 2, 3 and 8 threads, images of many bands are the same bytes (``encode(_:)``), and the
+  /// file decodes to their pixels.
+  @Test(arguments: banded)
+  func bandedImagesAreTheSameFileOnAnyThreadsAndDecodeToTheirPixels(_ image: Pixels) throws {
+    let png = try Self.encode(image)
+    let decoded = try Self.decode(png, like: image)
+    #expect(decoded == image.expected)
   }
 
   @Test(arguments: synthetic)

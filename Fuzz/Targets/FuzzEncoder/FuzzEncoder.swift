@@ -2,7 +2,7 @@ import FuzzSupport
 import InnerPeace
 
 /// The PNG encoder: a small Cairo image from the input, encoded with each set of loops (AVX2, SSE2
-/// and plain C; the files must be the same bytes), then decoded by libpng's own reader, which
+/// and plain C) and on two threads (the files must be the same bytes), then decoded by libpng's own reader, which
 /// must give back exactly the pixels encoded (RGB, or straight RGBA unpremultiplied as Cairo's
 /// pixels are). Anything else is a crash.
 ///
@@ -26,14 +26,20 @@ public func fuzzEncoder(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     pixels[index] = source[next]
     next = next + 1 == source.endIndex ? source.startIndex : next + 1
   }
-  let files = pixels.withUnsafeBufferPointer { buffer in
-    ImageEncoding.PNGKernels.allCases.map { kernels in
+  let (files, threaded) = pixels.withUnsafeBufferPointer { buffer in
+    (
+      ImageEncoding.PNGKernels.allCases.map { kernels in
+        try? ImageEncoding.png(
+          pixels: buffer.baseAddress!, stride: stride, width: width, height: height, alpha: alpha, kernels: kernels)
+      },
+      // A tall image has two or three bands: each thread codes some.
       try? ImageEncoding.png(
-        pixels: buffer.baseAddress!, stride: stride, width: width, height: height, alpha: alpha, kernels: kernels)
-    }
+        pixels: buffer.baseAddress!, stride: stride, width: width, height: height, alpha: alpha, threads: 2)
+    )
   }
   guard let vector = files[0] else { preconditionFailure("the encoder failed on a \(width)x\(height) image") }
   precondition(files.allSatisfy { $0 == vector }, "the loops (AVX2, SSE2, plain C) wrote different files")
+  precondition(threaded == vector, "two threads wrote another file than one")
   let decoded: [UInt8]
   do {
     decoded = try ImageDecoding.exactPixels(ofPNG: vector, width: width, height: height, channels: alpha ? 4 : 3)

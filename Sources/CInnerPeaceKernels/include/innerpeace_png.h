@@ -6,7 +6,9 @@
 // dynamic Huffman block per band of rows over literals and runs of zero residuals (matches at
 // distance 1), or, where a sample of the band's rows says it is smaller, over literals and the
 // matches of a greedy hash matcher (at most 32 KiB back, within the band). Output depends only on
-// the pixels: the vector path and the scalar path give the same bytes.
+// the pixels: the vector path and the scalar path give the same bytes, on one thread or several
+// (the bands are independent: each thread codes its bands from bit 0, and the streams are joined
+// in order, each shifted by the bits the earlier ones left pending).
 
 #include <stddef.h>
 #include <stdint.h>
@@ -28,9 +30,12 @@ enum {
 /// `stride` bytes apart; B G R X, or premultiplied B G R A unpremultiplied as
 /// `innerpeace_unpack_row` does when `alpha` is non-zero) into `output`, which holds `capacity`
 /// bytes, at least `innerpeace_png_bound`. The pixels are only read. `kernels` is one of the
-/// INNERPEACE_PNG_ values (tests compare them). Returns the file's length, or 0 when memory runs out
-/// or `capacity` is too small.
+/// INNERPEACE_PNG_ values (tests compare them). `threads` above 1 splits the bands of rows among
+/// that many threads (at most one a band; created for the call and joined before it returns; where
+/// one cannot be created, its bands are coded on the calling thread); the file is the same bytes
+/// for every `threads` and `kernels`. Returns the file's length, or 0 when memory runs out or
+/// `capacity` is too small.
 size_t innerpeace_png_encode(const uint8_t *pixels, size_t stride, int width, int height, int alpha,
-                             uint8_t *output, size_t capacity, int kernels);
+                             uint8_t *output, size_t capacity, int kernels, int threads);
 
 #endif

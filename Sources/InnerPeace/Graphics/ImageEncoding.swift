@@ -21,17 +21,19 @@ package enum ImageEncoding {
   /// - Parameter quality: JPEG, WebP or AVIF quality, clamped to 1...100; `nil` for the defaults
   ///   (AVIF's: ``avifDefaultQuantizer``).
   ///   PNG ignores it.
+  /// - Parameter threads: how many threads encode a PNG (the same bytes whichever); the other
+  ///   formats ignore it.
   /// - Throws: ``InnerPeaceError/transparencyUnsupported(format:)`` for a transparent surface as JPEG
   ///   (``ImageFormat/validate(transparent:)``), ``InnerPeaceError/encodingFailed(format:reason:)``
   ///   when the encoder fails.
-  static func encode(_ surface: ImageSurface, as format: ImageFormat, quality: Int? = nil) throws(InnerPeaceError)
-    -> [UInt8]
-  {
+  static func encode(
+    _ surface: ImageSurface, as format: ImageFormat, quality: Int? = nil, threads: Int = 1
+  ) throws(InnerPeaceError) -> [UInt8] {
     try format.validate(transparent: hasAlpha(surface))
     surface.flush()
     let quality = quality.map { min(max($0, 1), 100) }
     switch format {
-    case .png: return try png(surface)
+    case .png: return try png(surface, threads: threads)
     case .jpeg: return try jpeg(surface, quality: quality.map(Int32.init) ?? jpegQuality)
     case .webp: return try webp(surface, quality: quality.map(Float.init) ?? webpQuality)
     case .avif: return try avif(surface, quantizer: quality.map(avifQuantizer(quality:)) ?? avifDefaultQuantizer)
@@ -54,10 +56,10 @@ package enum ImageEncoding {
   /// Encodes the surface's pixels with the PNG encoder in C (`innerpeace_png_encode`): filters
   /// chosen per row, a deflate made for filtered photographs, libdeflate for flat images. The
   /// surface is only read.
-  private static func png(_ surface: ImageSurface) throws(InnerPeaceError) -> [UInt8] {
+  private static func png(_ surface: ImageSurface, threads: Int) throws(InnerPeaceError) -> [UInt8] {
     try png(
       pixels: surface.data, stride: surface.stride, width: surface.width, height: surface.height,
-      alpha: hasAlpha(surface))
+      alpha: hasAlpha(surface), threads: threads)
   }
 
   /// The PNG encoder's loops. Every choice writes the same bytes; tests and the fuzz target compare them.
@@ -81,15 +83,20 @@ package enum ImageEncoding {
   /// Encodes Cairo pixels (rows `stride` bytes apart; B G R X, or premultiplied B G R A when
   /// `alpha`) as PNG: RGB, or straight RGBA when `alpha`. The pixels are only read.
   /// - Parameter kernels: which loops run; the bytes are the same whichever.
+  /// - Parameter threads: how many threads share the bands of rows (1: the calling thread alone;
+  ///   more: threads created for the call and joined before it returns); the bytes are the same
+  ///   whichever.
   /// - Throws: ``InnerPeaceError/encodingFailed(format:reason:)`` when memory runs out.
   package static func png(
-    pixels: UnsafePointer<UInt8>, stride: Int, width: Int, height: Int, alpha: Bool, kernels: PNGKernels = .best
+    pixels: UnsafePointer<UInt8>, stride: Int, width: Int, height: Int, alpha: Bool, kernels: PNGKernels = .best,
+    threads: Int = 1
   ) throws(InnerPeaceError) -> [UInt8] {
     let bound = innerpeace_png_bound(Int32(width), Int32(height), alpha ? 1 : 0)
     // Only the pages the encoder writes become resident; the rest of the bound is address space.
     let png = [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
       count = innerpeace_png_encode(
-        pixels, stride, Int32(width), Int32(height), alpha ? 1 : 0, buffer.baseAddress, bound, kernels.code)
+        pixels, stride, Int32(width), Int32(height), alpha ? 1 : 0, buffer.baseAddress, bound, kernels.code,
+        Int32(clamping: threads))
     }
     guard !png.isEmpty else { throw .encodingFailed(format: .png, reason: "out of memory") }
     return png
