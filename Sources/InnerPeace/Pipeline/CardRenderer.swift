@@ -163,7 +163,8 @@ public final class CardRenderer: Sendable {
       inspect(canvas)
     }
     let bytes = try clock.measure(.encode) { () throws(InnerPeaceError) in
-      try ImageEncoding.encode(canvas, as: request.format, quality: request.quality)
+      // renderOne's PNG encoder shares its bands with a second thread: the same bytes.
+      try ImageEncoding.encode(canvas, as: request.format, quality: request.quality, threads: prefetch == nil ? 1 : 2)
     }
 
     return RenderedCard(
