@@ -95,7 +95,7 @@ steps=(
   "decode:\$s10InnerPeace13ImageDecodingO6decode_8covering"
   "scale:\$s10InnerPeace16BackgroundScalerO5cover"
   "halo:\$s10InnerPeace8HaloTextO4draw_8geometry"
-  "encode:\$s10InnerPeace13ImageEncodingO6encode_2as7quality"
+  "encode:\$s10InnerPeace13ImageEncodingO6encode_2as7quality7threads"
   "write:\$s13InnerPeaceCLI12OutputTargetV5write"
 )
 perf probe -x "$BIN" --funcs --no-demangle --filter '*' >"$OUT/funcs" 2>/dev/null

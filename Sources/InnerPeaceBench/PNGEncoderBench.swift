@@ -5,15 +5,18 @@ import InnerPeace
 /// The PNG encoder alone (issue 21), per preset: the card's pixels encoded by the current encoder
 /// and by the one before it (every row Up-filtered, libdeflate level 1), alternating in the same
 /// process; median milliseconds, MB/s of raw pixels (3 bytes a pixel) and each file's size
-/// against libpng's default writer's (zlib 6, adaptive filters) on the same pixels.
+/// against libpng's default writer's (zlib 6, adaptive filters) on the same pixels; and the
+/// current encoder on two threads (`renderOne`'s, the command line's: the same file), its wall time.
 func pngEncoderTable(runs: Int, catalog: Catalog, renderer: CardRenderer, quote: Int) throws {
   print("")
-  print("PNG encoder alone, median of \(runs) runs each, old and new alternating (raw = 3 bytes a pixel).")
+  print(
+    "PNG encoder alone, median of \(runs) runs each, old, new and new on two threads alternating (raw = 3 bytes a pixel)."
+  )
   print("")
   print(
-    "| preset | raw MB | new ms | new MB/s | new KB | new / libpng | old ms | old MB/s | old KB | old / libpng | speed-up |"
+    "| preset | raw MB | new ms | new MB/s | new KB | new / libpng | old ms | old MB/s | old KB | old / libpng | speed-up | new, 2 threads ms |"
   )
-  print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+  print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
   for preset in [Preset.og, .classic, .square, .story] {
     let request = CardRequest(preset: preset, quote: .index(quote), picture: .named(catalog.pictures[0]), seed: 1)
     let card = try renderer.render(request)
@@ -27,6 +30,7 @@ func pngEncoderTable(runs: Int, catalog: Catalog, renderer: CardRenderer, quote:
     let clock = ContinuousClock()
     var newTimes: [Double] = []
     var oldTimes: [Double] = []
+    var pairTimes: [Double] = []
     var newBytes: [UInt8] = []
     var oldBytes: [UInt8] = []
     for _ in 0..<runs {
@@ -37,6 +41,11 @@ func pngEncoderTable(runs: Int, catalog: Catalog, renderer: CardRenderer, quote:
       oldBytes = try ImageEncoding.pngLibdeflateUp(
         pixels: pixels, stride: stride, width: width, height: height, alpha: false)
       oldTimes.append((clock.now - start) / .seconds(1))
+      start = clock.now
+      let pair = try ImageEncoding.png(
+        pixels: pixels, stride: stride, width: width, height: height, alpha: false, threads: 2)
+      pairTimes.append((clock.now - start) / .seconds(1))
+      guard pair == newBytes else { fail("two threads wrote another file than one") }
     }
     let raw = Double(width * height * 3)
     let newTime = median(newTimes)
@@ -46,6 +55,7 @@ func pngEncoderTable(runs: Int, catalog: Catalog, renderer: CardRenderer, quote:
       "\(newBytes.count / 1024)", String(format: "%.3f", Double(newBytes.count) / reference), milliseconds(oldTime),
       String(format: "%.0f", raw / 1e6 / oldTime), "\(oldBytes.count / 1024)",
       String(format: "%.3f", Double(oldBytes.count) / reference), String(format: "%.2fx", oldTime / newTime),
+      milliseconds(median(pairTimes)),
     ]
     print("| \(preset) | \(cells.joined(separator: " | ")) |")
   }

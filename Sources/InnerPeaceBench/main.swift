@@ -114,10 +114,11 @@ func peer(_ arguments: [String]) throws {
   let catalog = try Catalog(
     quotes: [Quote(text: arguments[1], author: arguments[2])], pictures: [background.lastPathComponent],
     directory: background.deletingLastPathComponent())
-  let renderer = try CardRenderer(catalog: catalog, backgroundCacheBytes: 0)
   let preset: Preset =
     width == 2048 && height == 1536 ? .classic : .custom(try CanvasSize(width: width, height: height))
-  let card = try renderer.render(CardRequest(preset: preset, quote: .index(0), picture: .random, seed: 0))
+  // One card and exit, as `innerpeace render` does it.
+  let card = try CardRenderer.renderOne(
+    CardRequest(preset: preset, quote: .index(0), picture: .random, seed: 0), catalog: catalog)
   guard FileManager.default.createFile(atPath: arguments[5], contents: Data(card.bytes)) else {
     fail("cannot write \(arguments[5])")
   }
