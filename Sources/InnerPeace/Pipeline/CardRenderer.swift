@@ -48,7 +48,7 @@ public final class CardRenderer: Sendable {
       request.transparent
       ? nil : PhotoPrefetch(catalog: catalog, name: selection.pictureName, canvas: (canvas.width, canvas.height))
     // Joined before returning, whatever happens.
-    defer { _ = prefetch?.wait() }
+    defer { _ = prefetch?.finish() }
     let renderer = try CardRenderer(catalog: catalog, fontsDirectory: fontsDirectory, backgroundCacheBytes: 0)
     return try renderer.render(request, selection: selection, prefetch: prefetch, probe: nil)
   }
@@ -123,6 +123,24 @@ public final class CardRenderer: Sendable {
     // of the text block, or transparent.
     let canvas = try ImageSurface(
       format: request.transparent ? .argb32 : .rgb24, width: geometry.canvas.width, height: geometry.canvas.height)
+    // With another thread reading the photo, the crop is known as soon as the photo is read and
+    // checked; a zoom that needs another decoded size than that thread's is decoded on a further
+    // thread from now on, while this one makes the halo's text image.
+    var redecode: Redecode?
+    // Joined before returning, whatever happens.
+    defer { _ = redecode?.work.wait() }
+    if let prefetch, !request.transparent {
+      let read = prefetch.read()
+      if read.failure == nil, let bytes = read.bytes {
+        let crop = catalog.crop(
+          for: pictureName, canvas: (canvas.width, canvas.height), block: fitted.block, detail: read.checked?.detail)
+        let covering = Self.covering(canvas, crop)
+        if !Self.decodeAlike(bytes, covering, prefetch.covering) {
+          redecode = Redecode(
+            covering: covering, work: BackgroundWork { Self.decode(bytes, covering, name: pictureName) })
+        }
+      }
+    }
     // While another thread decodes the photo, the halo's text image, which the photo plays no
     // part in, is made first.
     let halo =
@@ -132,25 +150,21 @@ public final class CardRenderer: Sendable {
         fitted, geometry: geometry, canvas: (canvas.width, canvas.height),
         keepsCoverage: !request.transparent || probe != nil, clock: clock)
     if !request.transparent {
-      // What another thread has read and decoded meanwhile, with the error it met, which the
-      // render meets here as it would have on its own.
-      let fetched = prefetch?.wait()
-      if let fetched { clock.add(seconds: fetched.seconds, to: .decode) }
-      if let failure = fetched?.failure { throw failure }
+      // What another thread has read meanwhile, with the error it met, which the render meets
+      // here as it would have on its own.
+      let read = prefetch?.read()
+      if let failure = read?.failure { throw failure }
       // A catalog that checks its photos when drawn reads and checks this one now: its size and
       // focus choose the crop, and its bytes are decoded as they were checked.
-      var checked = fetched?.checked
+      var checked = read?.checked
       if checked == nil && catalog.pictureChecking == .whenDrawn {
         checked = try clock.measure(.decode) { () throws(InnerPeaceError) in try catalog.checkedPicture(pictureName) }
       }
       let crop = catalog.crop(
         for: pictureName, canvas: (canvas.width, canvas.height), block: fitted.block, detail: checked?.detail)
-      let decoded = fetched?.decoded.map {
-        (pixels: $0.pixels, storedSize: $0.storedSize, covering: prefetch!.covering)
-      }
       try paintBackground(
-        named: pictureName, crop: crop, on: canvas, clock: clock, bytes: checked?.bytes ?? fetched?.bytes,
-        decoded: decoded)
+        named: pictureName, crop: crop, on: canvas, clock: clock, bytes: checked?.bytes ?? read?.bytes,
+        prefetch: prefetch, redecode: redecode)
     }
 
     // The halo text: text layer, its alpha blurred five times, shadows, then the text.
@@ -237,34 +251,27 @@ public final class CardRenderer: Sendable {
   /// decoded and scaled straight into the canvas (then kept, when the cache takes a background of
   /// that size). `bytes` are the photo's bytes when they have just been read and checked
   /// (``Catalog/checkedPicture(_:)``, ``Catalog/readPicture(_:)``); otherwise the file is read
-  /// here. `decoded` are pixels another thread decoded from them for `covering`, used when the
-  /// crop needs the same decoded size.
+  /// here. `prefetch` has decoded them on another thread for its own covering, used when the crop
+  /// needs the same decoded size; `redecode`, for the crop's covering.
   private func paintBackground(
     named name: String, crop: FocusCrop, on canvas: ImageSurface, clock: StageClock, bytes: [UInt8]?,
-    decoded prefetched: (pixels: Pixels, storedSize: (width: Int, height: Int), covering: (width: Int, height: Int))?
+    prefetch: PhotoPrefetch? = nil, redecode: Redecode? = nil
   ) throws(InnerPeaceError) {
     let key = BackgroundCache.Key(picture: name, width: canvas.width, height: canvas.height, crop: crop)
     if let cached = backgrounds.pixels(for: key) {
       clock.measure(.draw) { cached.copy(into: canvas) }
       return
     }
-    // Decoded large enough for the zoom too.
-    let covering = (
-      Int((Double(canvas.width) * crop.zoom).rounded(.up)), Int((Double(canvas.height) * crop.zoom).rounded(.up))
-    )
+    let covering = Self.covering(canvas, crop)
     var decoded: Pixels? = try clock.measure(.decode) { () throws(InnerPeaceError) in
       let data: [UInt8]
       if let bytes { data = bytes } else { data = try catalog.readPicture(name) }
-      if let prefetched,
-        covering == prefetched.covering || Self.decodedSize(data, covering).map({ $0 == prefetched.storedSize }) == true
-      {
+      if let prefetch, Self.decodeAlike(data, covering, prefetch.covering), let prefetched = prefetch.decoded() {
+        clock.add(seconds: prefetch.finish(), to: .decode)
         return prefetched.pixels
       }
-      do throws(InnerPeaceError) {
-        return try ImageDecoding.decode(data, covering: covering)
-      } catch .decodingFailed(let reason) {
-        throw .pictureUndecodable(name: name, reason: reason)
-      }
+      if let redecode, redecode.covering == covering { return try redecode.work.wait().get() }
+      return try Self.decode(data, covering, name: name).get()
     }
     // Taken, so the decoded photo goes as soon as it is painted, before the cache copies the canvas.
     try clock.measure(.scale) { () throws(InnerPeaceError) in
@@ -275,10 +282,38 @@ public final class CardRenderer: Sendable {
     }
   }
 
-  /// The size `bytes` decode at, as stored, to cover `covering`; `nil` when they do not decode.
-  private static func decodedSize(_ bytes: [UInt8], _ covering: (width: Int, height: Int)) -> (width: Int, height: Int)?
-  {
-    guard case .success(let header) = ImageDecoding.inspect(bytes) else { return nil }
-    return ImageDecoding.decodedSize(header, covering: covering)
+  /// Whether `bytes` decode to the same pixels to cover `one` as to cover `other`: the same
+  /// covering, or the same decoded size (``ImageDecoding/decodedSize(_:covering:)``). False when
+  /// they do not decode.
+  private static func decodeAlike(
+    _ bytes: [UInt8], _ one: (width: Int, height: Int), _ other: (width: Int, height: Int)
+  ) -> Bool {
+    if one == other { return true }
+    guard case .success(let header) = ImageDecoding.inspect(bytes) else { return false }
+    return ImageDecoding.decodedSize(header, covering: one) == ImageDecoding.decodedSize(header, covering: other)
+  }
+
+  /// The size a photo is decoded to cover for `crop` on `canvas`: large enough for its zoom too.
+  private static func covering(_ canvas: ImageSurface, _ crop: FocusCrop) -> (width: Int, height: Int) {
+    (Int((Double(canvas.width) * crop.zoom).rounded(.up)), Int((Double(canvas.height) * crop.zoom).rounded(.up)))
+  }
+
+  /// The photo `name`'s `bytes` decoded to cover `covering`, or the error naming it.
+  private static func decode(_ bytes: [UInt8], _ covering: (width: Int, height: Int), name: String) -> Result<
+    Pixels, InnerPeaceError
+  > {
+    do throws(InnerPeaceError) {
+      return .success(try ImageDecoding.decode(bytes, covering: covering))
+    } catch .decodingFailed(let reason) {
+      return .failure(.pictureUndecodable(name: name, reason: reason))
+    } catch {
+      return .failure(error)
+    }
+  }
+
+  /// A decode for a zoomed crop, started on another thread as soon as the crop was known.
+  struct Redecode {
+    let covering: (width: Int, height: Int)
+    let work: BackgroundWork<Result<Pixels, InnerPeaceError>>
   }
 }
