@@ -123,32 +123,10 @@ public final class CardRenderer: Sendable {
     // of the text block, or transparent.
     let canvas = try ImageSurface(
       format: request.transparent ? .argb32 : .rgb24, width: geometry.canvas.width, height: geometry.canvas.height)
-    // With another thread reading the photo, the crop is known as soon as the photo is read and
-    // checked; a zoom that needs another decoded size than that thread's is decoded on a further
-    // thread from now on, while this one makes the halo's text image.
-    var redecode: Redecode?
+    var redecode: BackgroundWork<Result<Pixels, InnerPeaceError>>?
     // Joined before returning, whatever happens.
-    defer { _ = redecode?.work.wait() }
-    if let prefetch, !request.transparent {
-      let read = prefetch.read()
-      if read.failure == nil, let bytes = read.bytes {
-        let crop = catalog.crop(
-          for: pictureName, canvas: (canvas.width, canvas.height), block: fitted.block, detail: read.checked?.detail)
-        let covering = Self.covering(canvas, crop)
-        if !Self.decodeAlike(bytes, covering, prefetch.covering) {
-          redecode = Redecode(
-            covering: covering, work: BackgroundWork { Self.decode(bytes, covering, name: pictureName) })
-        }
-      }
-    }
-    // While another thread decodes the photo, the halo's text image, which the photo plays no
-    // part in, is made first.
-    let halo =
-      prefetch == nil
-      ? nil
-      : try HaloText.prepare(
-        fitted, geometry: geometry, canvas: (canvas.width, canvas.height),
-        keepsCoverage: !request.transparent || probe != nil, clock: clock)
+    defer { _ = redecode?.wait() }
+    var photo: (crop: FocusCrop, bytes: [UInt8]?)?
     if !request.transparent {
       // What another thread has read meanwhile, with the error it met, which the render meets
       // here as it would have on its own.
@@ -162,9 +140,27 @@ public final class CardRenderer: Sendable {
       }
       let crop = catalog.crop(
         for: pictureName, canvas: (canvas.width, canvas.height), block: fitted.block, detail: checked?.detail)
+      let bytes = checked?.bytes ?? read?.bytes
+      // A zoom that needs another decoded size than the other thread's is decoded on a further
+      // thread from now on, while this one makes the halo's text image.
+      let covering = Self.covering(canvas, crop)
+      if let prefetch, let bytes, !Self.decodeAlike(bytes, covering, prefetch.covering) {
+        redecode = BackgroundWork { Self.decode(bytes, covering, name: pictureName) }
+      }
+      photo = (crop, bytes)
+    }
+    // While another thread decodes the photo, the halo's text image, which the photo plays no
+    // part in, is made first.
+    let halo =
+      prefetch == nil
+      ? nil
+      : try HaloText.prepare(
+        fitted, geometry: geometry, canvas: (canvas.width, canvas.height),
+        keepsCoverage: !request.transparent || probe != nil, clock: clock)
+    if let photo {
       try paintBackground(
-        named: pictureName, crop: crop, on: canvas, clock: clock, bytes: checked?.bytes ?? read?.bytes,
-        prefetch: prefetch, redecode: redecode)
+        named: pictureName, crop: photo.crop, on: canvas, clock: clock, bytes: photo.bytes, prefetch: prefetch,
+        redecode: redecode)
     }
 
     // The halo text: text layer, its alpha blurred five times, shadows, then the text.
@@ -251,27 +247,28 @@ public final class CardRenderer: Sendable {
   /// decoded and scaled straight into the canvas (then kept, when the cache takes a background of
   /// that size). `bytes` are the photo's bytes when they have just been read and checked
   /// (``Catalog/checkedPicture(_:)``, ``Catalog/readPicture(_:)``); otherwise the file is read
-  /// here. `prefetch` has decoded them on another thread for its own covering, used when the crop
-  /// needs the same decoded size; `redecode`, for the crop's covering.
+  /// here. The decoded pixels come from `redecode` when given (the crop's own decode, started on
+  /// another thread), else from `prefetch` (which then decoded the size the crop needs), else
+  /// from decoding here.
   private func paintBackground(
     named name: String, crop: FocusCrop, on canvas: ImageSurface, clock: StageClock, bytes: [UInt8]?,
-    prefetch: PhotoPrefetch? = nil, redecode: Redecode? = nil
+    prefetch: PhotoPrefetch? = nil, redecode: BackgroundWork<Result<Pixels, InnerPeaceError>>? = nil
   ) throws(InnerPeaceError) {
     let key = BackgroundCache.Key(picture: name, width: canvas.width, height: canvas.height, crop: crop)
     if let cached = backgrounds.pixels(for: key) {
       clock.measure(.draw) { cached.copy(into: canvas) }
       return
     }
-    let covering = Self.covering(canvas, crop)
     var decoded: Pixels? = try clock.measure(.decode) { () throws(InnerPeaceError) in
-      let data: [UInt8]
-      if let bytes { data = bytes } else { data = try catalog.readPicture(name) }
-      if let prefetch, Self.decodeAlike(data, covering, prefetch.covering), let prefetched = prefetch.decoded() {
+      if let redecode { return try redecode.wait().get() }
+      if let prefetch, let prefetched = prefetch.decoded() {
         clock.add(seconds: prefetch.finish(), to: .decode)
         return prefetched.pixels
       }
-      if let redecode, redecode.covering == covering { return try redecode.work.wait().get() }
-      return try Self.decode(data, covering, name: name).get()
+      // Not read yet, or read but not decoded (the decode here names the error).
+      let data: [UInt8]
+      if let bytes { data = bytes } else { data = try catalog.readPicture(name) }
+      return try Self.decode(data, Self.covering(canvas, crop), name: name).get()
     }
     // Taken, so the decoded photo goes as soon as it is painted, before the cache copies the canvas.
     try clock.measure(.scale) { () throws(InnerPeaceError) in
@@ -309,11 +306,5 @@ public final class CardRenderer: Sendable {
     } catch {
       return .failure(error)
     }
-  }
-
-  /// A decode for a zoomed crop, started on another thread as soon as the crop was known.
-  struct Redecode {
-    let covering: (width: Int, height: Int)
-    let work: BackgroundWork<Result<Pixels, InnerPeaceError>>
   }
 }
