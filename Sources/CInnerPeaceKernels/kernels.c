@@ -1,6 +1,11 @@
 #include "innerpeace_kernels.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -65,25 +70,79 @@ void innerpeace_halve(const uint8_t *restrict source, uint8_t *restrict target, 
   }
 }
 
+/// One output pixel of innerpeace_double's row from the row's vertical blend `blend` (x0 and x1
+/// its two columns, weight of x1 `weight` in quarters).
+static inline uint8_t double_pixel(const uint16_t *restrict blend, int x, int small_width) {
+  const int sx0 = (x - 1) >> 1 < 0 ? 0 : (x - 1) >> 1;
+  const int sx1 = (x + 1) >> 1 > small_width - 1 ? small_width - 1 : (x + 1) >> 1;
+  const uint32_t wx1 = sx0 == sx1 ? 0 : ((x & 1) ? 1 : 3);
+  return (uint8_t)((blend[sx0] * (4 - wx1) + blend[sx1] * wx1 + 8) >> 4);
+}
+
 void innerpeace_double(const uint8_t *restrict source, int small_width, int small_height, uint8_t *restrict target,
                        int width, int height) {
+  if (width <= 0 || height <= 0 || small_width <= 0 || small_height <= 0) return;
+  // Bilinear weights are quarters on each axis, so a pixel is
+  // (sum over the 2 x 2 neighbours of row weight * column weight * value + 8) >> 4, exactly; the
+  // row's vertical blend (in sixteenths over 4) is made once per row, then each output pixel
+  // weighs two of its columns: the same integers in the same sums as weighing the four at once.
+  uint16_t *blend = malloc(sizeof(uint16_t) * (size_t)(small_width > 0 ? small_width : 1));
+  if (blend == NULL) {
+    // Without the row buffer, weigh the four neighbours at once.
+    for (int y = 0; y < height; y++) {
+      const int sy0 = (y - 1) >> 1 < 0 ? 0 : (y - 1) >> 1;
+      const int sy1 = (y + 1) >> 1 > small_height - 1 ? small_height - 1 : (y + 1) >> 1;
+      const uint32_t wy1 = sy0 == sy1 ? 0 : ((y & 1) ? 1 : 3);
+      const uint8_t *restrict r0 = source + (size_t)sy0 * (size_t)small_width;
+      const uint8_t *restrict r1 = source + (size_t)sy1 * (size_t)small_width;
+      uint8_t *restrict out = target + (size_t)y * (size_t)width;
+      for (int x = 0; x < width; x++) {
+        const int sx0 = (x - 1) >> 1 < 0 ? 0 : (x - 1) >> 1;
+        const int sx1 = (x + 1) >> 1 > small_width - 1 ? small_width - 1 : (x + 1) >> 1;
+        const uint32_t wx1 = sx0 == sx1 ? 0 : ((x & 1) ? 1 : 3);
+        const uint32_t top = r0[sx0] * (4 - wx1) + r0[sx1] * wx1;
+        const uint32_t bottom = r1[sx0] * (4 - wx1) + r1[sx1] * wx1;
+        out[x] = (uint8_t)((top * (4 - wy1) + bottom * wy1 + 8) >> 4);
+      }
+    }
+    return;
+  }
   for (int y = 0; y < height; y++) {
     // Full-resolution pixel centre y + 0.5 sits at y / 2 - 0.25 in the half-size grid.
     const int sy0 = (y - 1) >> 1 < 0 ? 0 : (y - 1) >> 1;
     const int sy1 = (y + 1) >> 1 > small_height - 1 ? small_height - 1 : (y + 1) >> 1;
-    const uint32_t wy1 = sy0 == sy1 ? 0 : ((y & 1) ? 1 : 3);
+    const uint16_t wy1 = sy0 == sy1 ? 0 : ((y & 1) ? 1 : 3);
+    const uint16_t wy0 = (uint16_t)(4 - wy1);
     const uint8_t *restrict r0 = source + (size_t)sy0 * (size_t)small_width;
     const uint8_t *restrict r1 = source + (size_t)sy1 * (size_t)small_width;
+    for (int x = 0; x < small_width; x++) blend[x] = (uint16_t)(r0[x] * wy0 + r1[x] * wy1);
     uint8_t *restrict out = target + (size_t)y * (size_t)width;
-    for (int x = 0; x < width; x++) {
-      const int sx0 = (x - 1) >> 1 < 0 ? 0 : (x - 1) >> 1;
-      const int sx1 = (x + 1) >> 1 > small_width - 1 ? small_width - 1 : (x + 1) >> 1;
-      const uint32_t wx1 = sx0 == sx1 ? 0 : ((x & 1) ? 1 : 3);
-      const uint32_t top = r0[sx0] * (4 - wx1) + r0[sx1] * wx1;
-      const uint32_t bottom = r1[sx0] * (4 - wx1) + r1[sx1] * wx1;
-      out[x] = (uint8_t)((top * (4 - wy1) + bottom * wy1 + 8) >> 4);
+    // Inside, output pixels 2k and 2k + 1 weigh small columns (k - 1, k) and (k, k + 1) by
+    // (1, 3) and (3, 1): k from 1 while k + 1 is a column and 2k + 1 an output pixel.
+    int k = 1;
+    const int last = (width - 2) / 2 < small_width - 2 ? (width - 2) / 2 : small_width - 2;
+#if defined(__SSE2__)
+    const __m128i eight = _mm_set1_epi16(8);
+    for (; k + 7 <= last; k += 8) {
+      const __m128i before = _mm_loadu_si128((const __m128i *)(blend + k - 1));
+      const __m128i here = _mm_loadu_si128((const __m128i *)(blend + k));
+      const __m128i after = _mm_loadu_si128((const __m128i *)(blend + k + 1));
+      const __m128i three = _mm_add_epi16(_mm_add_epi16(here, here), here);
+      const __m128i even = _mm_srli_epi16(_mm_add_epi16(_mm_add_epi16(before, three), eight), 4);
+      const __m128i odd = _mm_srli_epi16(_mm_add_epi16(_mm_add_epi16(after, three), eight), 4);
+      _mm_storeu_si128((__m128i *)(out + 2 * k), _mm_or_si128(even, _mm_slli_epi16(odd, 8)));
     }
+#endif
+    for (; k <= last; k++) {
+      out[2 * k] = (uint8_t)((blend[k - 1] + 3 * blend[k] + 8) >> 4);
+      out[2 * k + 1] = (uint8_t)((3 * blend[k] + blend[k + 1] + 8) >> 4);
+    }
+    // The edges, and any pixel the inside did not reach, as the general rule says.
+    out[0] = double_pixel(blend, 0, small_width);
+    if (width > 1) out[1] = double_pixel(blend, 1, small_width);
+    for (int x = 2 * k; x < width; x++) out[x] = double_pixel(blend, x, small_width);
   }
+  free(blend);
 }
 
 void innerpeace_extract_alpha(const uint8_t *restrict source, size_t stride, uint8_t *restrict target, int width,
@@ -95,14 +154,58 @@ void innerpeace_extract_alpha(const uint8_t *restrict source, size_t stride, uin
   }
 }
 
+#if defined(__SSE2__)
+/// Transposes the 16 x 16 block at `source` (rows `source_stride` apart) into `target` (rows
+/// `target_stride` apart): four rounds of interleaving, bytes, then pairs, quads and halves.
+static inline void transpose_block16(const uint8_t *restrict source, size_t source_stride, uint8_t *restrict target,
+                                     size_t target_stride) {
+  __m128i a[16], b[16];
+  for (int i = 0; i < 16; i++) a[i] = _mm_loadu_si128((const __m128i *)(source + (size_t)i * source_stride));
+  for (int i = 0; i < 8; i++) {
+    b[i] = _mm_unpacklo_epi8(a[2 * i], a[2 * i + 1]);
+    b[i + 8] = _mm_unpackhi_epi8(a[2 * i], a[2 * i + 1]);
+  }
+  for (int i = 0; i < 8; i++) {
+    a[i] = _mm_unpacklo_epi16(b[2 * i], b[2 * i + 1]);
+    a[i + 8] = _mm_unpackhi_epi16(b[2 * i], b[2 * i + 1]);
+  }
+  for (int i = 0; i < 8; i++) {
+    b[i] = _mm_unpacklo_epi32(a[2 * i], a[2 * i + 1]);
+    b[i + 8] = _mm_unpackhi_epi32(a[2 * i], a[2 * i + 1]);
+  }
+  for (int i = 0; i < 8; i++) {
+    a[i] = _mm_unpacklo_epi64(b[2 * i], b[2 * i + 1]);
+    a[i + 8] = _mm_unpackhi_epi64(b[2 * i], b[2 * i + 1]);
+  }
+  // Each round sends the low halves to the first eight registers and the high halves to the
+  // last eight, so register i holds the column whose index is i's four bits reversed.
+  static const int column[16] = {0, 8, 4, 12, 2, 10, 6, 14, 1, 9, 5, 13, 3, 11, 7, 15};
+  for (int i = 0; i < 16; i++) _mm_storeu_si128((__m128i *)(target + (size_t)column[i] * target_stride), a[i]);
+}
+#endif
+
 void innerpeace_transpose(const uint8_t *restrict source, uint8_t *restrict target, int width, int height) {
   enum { tile = 32 };
+  int full_width = 0, full_height = 0;
+#if defined(__SSE2__)
+  // Whole 16 x 16 blocks with SSE2; the right and bottom strips that remain as below.
+  full_width = width / 16 * 16;
+  full_height = height / 16 * 16;
+  for (int y0 = 0; y0 < full_height; y0 += 16) {
+    for (int x0 = 0; x0 < full_width; x0 += 16) {
+      transpose_block16(source + (size_t)y0 * (size_t)width + (size_t)x0, (size_t)width,
+                        target + (size_t)x0 * (size_t)height + (size_t)y0, (size_t)height);
+    }
+  }
+#endif
   for (int y0 = 0; y0 < height; y0 += tile) {
     const int y1 = y0 + tile < height ? y0 + tile : height;
     for (int x0 = 0; x0 < width; x0 += tile) {
       const int x1 = x0 + tile < width ? x0 + tile : width;
       for (int y = y0; y < y1; y++) {
-        for (int x = x0; x < x1; x++) target[(size_t)x * (size_t)height + (size_t)y] = source[(size_t)y * (size_t)width + (size_t)x];
+        // Columns below full_width of rows below full_height are done.
+        const int from = y < full_height && x0 < full_width ? (x1 < full_width ? x1 : full_width) : x0;
+        for (int x = from; x < x1; x++) target[(size_t)x * (size_t)height + (size_t)y] = source[(size_t)y * (size_t)width + (size_t)x];
       }
     }
   }
