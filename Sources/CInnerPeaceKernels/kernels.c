@@ -161,22 +161,17 @@ static inline void transpose_block16(const uint8_t *restrict source, size_t sour
                                      size_t target_stride) {
   __m128i a[16], b[16];
   for (int i = 0; i < 16; i++) a[i] = _mm_loadu_si128((const __m128i *)(source + (size_t)i * source_stride));
-  for (int i = 0; i < 8; i++) {
-    b[i] = _mm_unpacklo_epi8(a[2 * i], a[2 * i + 1]);
-    b[i + 8] = _mm_unpackhi_epi8(a[2 * i], a[2 * i + 1]);
+  // One round: registers 2i and 2i + 1 interleaved, low halves into i, high halves into i + 8.
+#define INTERLEAVE_ROUND(from, to, size)                                  \
+  for (int i = 0; i < 8; i++) {                                           \
+    to[i] = _mm_unpacklo_epi##size(from[2 * i], from[2 * i + 1]);         \
+    to[i + 8] = _mm_unpackhi_epi##size(from[2 * i], from[2 * i + 1]);     \
   }
-  for (int i = 0; i < 8; i++) {
-    a[i] = _mm_unpacklo_epi16(b[2 * i], b[2 * i + 1]);
-    a[i + 8] = _mm_unpackhi_epi16(b[2 * i], b[2 * i + 1]);
-  }
-  for (int i = 0; i < 8; i++) {
-    b[i] = _mm_unpacklo_epi32(a[2 * i], a[2 * i + 1]);
-    b[i + 8] = _mm_unpackhi_epi32(a[2 * i], a[2 * i + 1]);
-  }
-  for (int i = 0; i < 8; i++) {
-    a[i] = _mm_unpacklo_epi64(b[2 * i], b[2 * i + 1]);
-    a[i + 8] = _mm_unpackhi_epi64(b[2 * i], b[2 * i + 1]);
-  }
+  INTERLEAVE_ROUND(a, b, 8)
+  INTERLEAVE_ROUND(b, a, 16)
+  INTERLEAVE_ROUND(a, b, 32)
+  INTERLEAVE_ROUND(b, a, 64)
+#undef INTERLEAVE_ROUND
   // Each round sends the low halves to the first eight registers and the high halves to the
   // last eight, so register i holds the column whose index is i's four bits reversed.
   static const int column[16] = {0, 8, 4, 12, 2, 10, 6, 14, 1, 9, 5, 13, 3, 11, 7, 15};
