@@ -1,6 +1,5 @@
 #include "innerpeace_kernels.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #if defined(__SSE2__)
@@ -70,8 +69,8 @@ void innerpeace_halve(const uint8_t *restrict source, uint8_t *restrict target, 
   }
 }
 
-/// One output pixel of innerpeace_double's row from the row's vertical blend `blend` (x0 and x1
-/// its two columns, weight of x1 `weight` in quarters).
+/// Output pixel `x` of an innerpeace_double row, by the general rule (edges included), from the
+/// row's vertical blend: its two nearest small columns weighed by quarters.
 static inline uint8_t double_pixel(const uint16_t *restrict blend, int x, int small_width) {
   const int sx0 = (x - 1) >> 1 < 0 ? 0 : (x - 1) >> 1;
   const int sx1 = (x + 1) >> 1 > small_width - 1 ? small_width - 1 : (x + 1) >> 1;
@@ -80,33 +79,12 @@ static inline uint8_t double_pixel(const uint16_t *restrict blend, int x, int sm
 }
 
 void innerpeace_double(const uint8_t *restrict source, int small_width, int small_height, uint8_t *restrict target,
-                       int width, int height) {
+                       int width, int height, uint16_t *restrict blend) {
   if (width <= 0 || height <= 0 || small_width <= 0 || small_height <= 0) return;
   // Bilinear weights are quarters on each axis, so a pixel is
   // (sum over the 2 x 2 neighbours of row weight * column weight * value + 8) >> 4, exactly; the
-  // row's vertical blend (in sixteenths over 4) is made once per row, then each output pixel
-  // weighs two of its columns: the same integers in the same sums as weighing the four at once.
-  uint16_t *blend = malloc(sizeof(uint16_t) * (size_t)(small_width > 0 ? small_width : 1));
-  if (blend == NULL) {
-    // Without the row buffer, weigh the four neighbours at once.
-    for (int y = 0; y < height; y++) {
-      const int sy0 = (y - 1) >> 1 < 0 ? 0 : (y - 1) >> 1;
-      const int sy1 = (y + 1) >> 1 > small_height - 1 ? small_height - 1 : (y + 1) >> 1;
-      const uint32_t wy1 = sy0 == sy1 ? 0 : ((y & 1) ? 1 : 3);
-      const uint8_t *restrict r0 = source + (size_t)sy0 * (size_t)small_width;
-      const uint8_t *restrict r1 = source + (size_t)sy1 * (size_t)small_width;
-      uint8_t *restrict out = target + (size_t)y * (size_t)width;
-      for (int x = 0; x < width; x++) {
-        const int sx0 = (x - 1) >> 1 < 0 ? 0 : (x - 1) >> 1;
-        const int sx1 = (x + 1) >> 1 > small_width - 1 ? small_width - 1 : (x + 1) >> 1;
-        const uint32_t wx1 = sx0 == sx1 ? 0 : ((x & 1) ? 1 : 3);
-        const uint32_t top = r0[sx0] * (4 - wx1) + r0[sx1] * wx1;
-        const uint32_t bottom = r1[sx0] * (4 - wx1) + r1[sx1] * wx1;
-        out[x] = (uint8_t)((top * (4 - wy1) + bottom * wy1 + 8) >> 4);
-      }
-    }
-    return;
-  }
+  // row's vertical blend is made once per row, then each output pixel weighs two of its columns:
+  // the same integers in the same sums as weighing the four at once.
   for (int y = 0; y < height; y++) {
     // Full-resolution pixel centre y + 0.5 sits at y / 2 - 0.25 in the half-size grid.
     const int sy0 = (y - 1) >> 1 < 0 ? 0 : (y - 1) >> 1;
@@ -142,7 +120,6 @@ void innerpeace_double(const uint8_t *restrict source, int small_width, int smal
     if (width > 1) out[1] = double_pixel(blend, 1, small_width);
     for (int x = 2 * k; x < width; x++) out[x] = double_pixel(blend, x, small_width);
   }
-  free(blend);
 }
 
 void innerpeace_extract_alpha(const uint8_t *restrict source, size_t stride, uint8_t *restrict target, int width,

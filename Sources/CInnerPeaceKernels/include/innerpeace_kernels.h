@@ -18,8 +18,9 @@ void innerpeace_box_vertical(const uint8_t *source, uint8_t *target, uint16_t *s
 void innerpeace_halve(const uint8_t *source, uint8_t *target, int width, int height);
 
 /// Bilinear 2x upscale (pixel centres aligned) of a small_width x small_height mask to width x height.
+/// `blend` is scratch for `small_width` values.
 void innerpeace_double(const uint8_t *source, int small_width, int small_height, uint8_t *target, int width,
-                       int height);
+                       int height, uint16_t *blend);
 
 /// The alpha bytes of a Cairo ARGB32 surface (B G R A in memory), rows packed into target.
 void innerpeace_extract_alpha(const uint8_t *source, size_t stride, uint8_t *target, int width, int height);

@@ -123,10 +123,14 @@ enum Blur {
     _ small: [UInt8], width smallWidth: Int, height smallHeight: Int, into target: inout [UInt8], toWidth width: Int,
     height: Int
   ) {
+    var blend = [UInt16](repeating: 0, count: smallWidth)
     small.withUnsafeBufferPointer { source in
-      target.withUnsafeMutableBufferPointer {
-        innerpeace_double(
-          source.baseAddress, Int32(smallWidth), Int32(smallHeight), $0.baseAddress, Int32(width), Int32(height))
+      target.withUnsafeMutableBufferPointer { target in
+        blend.withUnsafeMutableBufferPointer {
+          innerpeace_double(
+            source.baseAddress, Int32(smallWidth), Int32(smallHeight), target.baseAddress, Int32(width), Int32(height),
+            $0.baseAddress)
+        }
       }
     }
   }
