@@ -263,7 +263,7 @@ public final class CardRenderer: Sendable {
       if let redecode { return try redecode.wait().get() }
       if let prefetch, let prefetched = prefetch.decoded() {
         clock.add(seconds: prefetch.finish(), to: .decode)
-        return prefetched.pixels
+        return prefetched
       }
       // Not read yet, or read but not decoded (the decode here names the error).
       let data: [UInt8]

@@ -19,14 +19,11 @@ final class PhotoPrefetch: Sendable {
     var failure: InnerPeaceError?
   }
 
-  /// The pixels decoded to cover ``covering``, and the size they were decoded at, as stored.
-  typealias Decoded = (pixels: Pixels, storedSize: (width: Int, height: Int))
-
   let name: String
   let covering: (width: Int, height: Int)
   private let readGroup = DispatchGroup()
   private let decodeGroup = DispatchGroup()
-  private let state = Locked<(read: Read?, decoded: Decoded?, seconds: Double)>((nil, nil, 0))
+  private let state = Locked<(read: Read?, decoded: Pixels?, seconds: Double)>((nil, nil, 0))
 
   /// Starts reading `name` of `catalog` for a canvas of `canvas` pixels.
   init(catalog: Catalog, name: String, canvas: (width: Int, height: Int)) {
@@ -40,12 +37,7 @@ final class PhotoPrefetch: Sendable {
       state.withLock { $0.read = read }
       readGroup.leave()
       // A photo that does not decode is left to the render, which names it as it always does.
-      var decoded: Decoded?
-      if let bytes = read.bytes, case .success(let header) = ImageDecoding.inspect(bytes),
-        let pixels = try? ImageDecoding.decode(bytes, covering: canvas)
-      {
-        decoded = (pixels, ImageDecoding.decodedSize(header, covering: canvas))
-      }
+      let decoded = read.bytes.flatMap { try? ImageDecoding.decode($0, covering: canvas) }
       let seconds = (ContinuousClock.now - start) / .seconds(1)
       state.withLock { $0 = ($0.read, decoded, seconds) }
       decodeGroup.leave()
@@ -58,8 +50,9 @@ final class PhotoPrefetch: Sendable {
     return state.withLock { $0.read! }
   }
 
-  /// Waits until the photo is decoded too: the pixels, `nil` when it did not decode.
-  func decoded() -> Decoded? {
+  /// Waits until the photo is decoded too: the pixels decoded to cover ``covering``, `nil` when
+  /// it did not decode.
+  func decoded() -> Pixels? {
     decodeGroup.wait()
     return state.withLock { $0.decoded }
   }
