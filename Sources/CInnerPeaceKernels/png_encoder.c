@@ -452,8 +452,10 @@ static void count_symbols(const uint8_t *data, size_t count, uint32_t *frequenci
 /// Writes the band's symbols: literals with `codes` (bit-reversed) of `lengths` bits, and each run
 /// of zeros as a literal zero then matches, `matches[length]` being a whole match (length code,
 /// extra bits and distance code 0, bit-reversed, in the low 24 bits; its bit count in the high 8).
-static void write_symbols(bit_writer *writer, const uint8_t *data, size_t count, const uint16_t *codes,
+static void write_symbols(bit_writer *shared, const uint8_t *data, size_t count, const uint16_t *codes,
                           const uint8_t *lengths, const uint32_t *matches) {
+  // A local copy: the compiler keeps it in registers (the output bytes could alias *shared).
+  bit_writer local = *shared, *writer = &local;
 #define PUT_LITERAL(byte) put_bits(writer, codes[byte], lengths[byte])
   size_t i = 0;
   while (i + 8 <= count) {
@@ -493,6 +495,7 @@ static void write_symbols(bit_writer *writer, const uint8_t *data, size_t count,
     PUT_LITERAL(data[i]);
     flush_bits(writer);
   }
+  *shared = local;
 #undef PUT_LITERAL
 }
 
@@ -705,7 +708,8 @@ static size_t find_matches(const uint8_t *data, size_t start, size_t end, uint32
 }
 
 /// Writes `count` literals with the block's code.
-static void write_literals(bit_writer *writer, const uint8_t *data, size_t count, const dynamic_block *block) {
+static void write_literals(bit_writer *shared, const uint8_t *data, size_t count, const dynamic_block *block) {
+  bit_writer local = *shared, *writer = &local;  // in registers, as in write_symbols
 #define PUT_LITERAL(byte) put_bits(writer, block->literal_codes[byte], block->literal_lengths[byte])
   size_t i = 0;
   for (; i + 4 <= count; i += 4) {
@@ -717,12 +721,14 @@ static void write_literals(bit_writer *writer, const uint8_t *data, size_t count
   }
   for (; i < count; i++) PUT_LITERAL(data[i]);
   flush_bits(writer);
+  *shared = local;
 #undef PUT_LITERAL
 }
 
 /// Writes the band's `count` bytes as literals and the matches of find_matches with the block's codes.
-static void write_matched(bit_writer *writer, const uint8_t *data, size_t count, const band_match *matches,
+static void write_matched(bit_writer *shared, const uint8_t *data, size_t count, const band_match *matches,
                           size_t match_count, const dynamic_block *block) {
+  bit_writer local = *shared, *writer = &local;  // in registers, as in write_symbols
   size_t at = 0;
   for (size_t m = 0; m < match_count; m++) {
     const band_match match = matches[m];
@@ -737,6 +743,7 @@ static void write_matched(bit_writer *writer, const uint8_t *data, size_t count,
     at = match.position + match.length;
   }
   write_literals(writer, data + at, count - at, block);
+  *shared = local;
 }
 
 /// log2(1 + k / 256) in units of 2^-16 bit, k = 0...255.
