@@ -17,8 +17,8 @@ ARG BUILDER_PACKAGES=""
 # apt-get.
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      pkg-config libcairo2-dev libpango1.0-dev libfontconfig-dev libturbojpeg0-dev libwebp-dev libdeflate-dev \
-      libpng-dev liblcms2-dev libhyphen-dev libavif-dev binutils ${BUILDER_PACKAGES} \
+      pkg-config libcairo2-dev libpango1.0-dev libfontconfig-dev libturbojpeg0-dev libjpeg62-turbo-dev libwebp-dev \
+      libdeflate-dev libpng-dev liblcms2-dev libhyphen-dev libavif-dev binutils ${BUILDER_PACKAGES} \
     && rm -rf /var/lib/apt/lists/*
 ENV PATH=/opt/swift/usr/bin:${PATH}
 WORKDIR /src
@@ -37,7 +37,7 @@ FROM ${RUNTIME_IMAGE}
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       libcairo2 libpango-1.0-0 libpangocairo-1.0-0 libpangoft2-1.0-0 libfontconfig1 fontconfig libturbojpeg0 \
-      libwebp7 libdeflate0 libpng16-16 liblcms2-2 libhyphen0 libavif15 \
+      libjpeg62-turbo libwebp7 libdeflate0 libpng16-16 liblcms2-2 libhyphen0 libavif15 \
       hyphen-en-us hyphen-de hyphen-fr hyphen-es hyphen-it hyphen-nl hyphen-pt-pt hyphen-pl hyphen-hu hyphen-ru \
       hyphen-uk hyphen-el \
       fonts-dejavu-core fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji \

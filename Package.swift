@@ -36,7 +36,8 @@ let package = Package(
       pkgConfig: "pangocairo",
       providers: [
         .apt([
-          "libcairo2-dev", "libpango1.0-dev", "libfontconfig-dev", "libturbojpeg0-dev", "libwebp-dev",
+          "libcairo2-dev", "libpango1.0-dev", "libfontconfig-dev", "libturbojpeg0-dev", "libjpeg62-turbo-dev",
+          "libwebp-dev",
           "libavif-dev",
           "libdeflate-dev", "libpng-dev", "liblcms2-dev", "libhyphen-dev",
         ])
@@ -47,9 +48,12 @@ let package = Package(
     .target(name: "CInnerPeaceKernels", linkerSettings: [.linkedLibrary("deflate")]),
     // Spawning render worker processes and arming their parent-death signal.
     .target(name: "CInnerPeaceProcess"),
-    // PNG decoding through libpng (its errors longjmp, which Swift cannot catch), colour
-    // management through LittleCMS 2 (pkg-config lcms2), CMYK and EXIF orientation loops.
-    .target(name: "CInnerPeaceCodecs", linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("lcms2")]),
+    // PNG decoding through libpng and the part of a JPEG a card shows through libjpeg (their
+    // errors longjmp, which Swift cannot catch), colour management through LittleCMS 2 (pkg-config
+    // lcms2), CMYK and EXIF orientation loops.
+    .target(
+      name: "CInnerPeaceCodecs",
+      linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("lcms2"), .linkedLibrary("jpeg")]),
     // The bundled catalog (top-level Resources/) and fonts (top-level Fonts/), copied as they are.
     .target(
       name: "InnerPeaceResources",

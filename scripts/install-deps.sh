@@ -7,6 +7,7 @@ PACKAGES=(
   pkg-config
   libcairo2-dev libpango1.0-dev libfontconfig-dev   # drawing and text layout
   libturbojpeg0-dev libwebp-dev libdeflate-dev      # JPEG in and out, WebP out, PNG compression
+  libjpeg62-turbo-dev                               # the part of a photo a card shows (libjpeg's crop and skip)
   libpng-dev                                        # PNG in, row by row
   libavif-dev                                       # AVIF out (libavif 0.11 with libaom; its runtime package is libavif15)
   liblcms2-dev                                      # photos' colour profiles to sRGB (LittleCMS 2)

@@ -48,13 +48,14 @@ fi
 guarded 25 swift test --skip-build
 # The committed man page against a fresh one from the GenerateManual plugin (about 50 s once built).
 bash scripts/man-page.sh --check
-# AddressSanitizer over the renderer (one thread, and renderOne's two), the halo's SSE2 kernels,
+# AddressSanitizer over the renderer (one thread, and renderOne's two), the halo's SSE2 kernels, the decode of a
+# photo's part (libjpeg's crop and skip),
 # the render pool and the server, in a build folder of its own. The test bundle is run directly: `swift test --skip-build`
 # does not find a sanitized build's description. Leak reports are off: Foundation's and
 # fontconfig's process-lifetime caches would fill them; memory errors still fail the run.
 swift build --build-tests --sanitize=address --scratch-path .build-address --disable-build-manifest-caching
 ASAN_OPTIONS=detect_leaks=0 guarded 20 .build-address/debug/innerpeacePackageTests.xctest --testing-library swift-testing \
-  --filter InnerPeaceServerTests --filter RenderTests --filter RenderOneTests --filter BlurKernelTests
+  --filter InnerPeaceServerTests --filter RenderTests --filter RenderOneTests --filter BlurKernelTests --filter PhotoPartTests
 # ThreadSanitizer over the same suites, in .build-thread. The locks they exercise are ones TSan can
 # see: NSLock in the core, NIOLockedValueBox in the server (with this toolchain TSan cannot see
 # Synchronization's `Mutex` and reports every access under it as a race: BENCHMARKS.md §4). The
@@ -64,7 +65,7 @@ ASAN_OPTIONS=detect_leaks=0 guarded 20 .build-address/debug/innerpeacePackageTes
 swift build --build-tests --sanitize=thread --scratch-path .build-thread --disable-build-manifest-caching
 TSAN_OPTIONS="suppressions=$PWD/scripts/tsan-suppressions.txt" \
   guarded 20 .build-thread/debug/innerpeacePackageTests.xctest --testing-library swift-testing \
-  --filter InnerPeaceServerTests --filter RenderTests --filter RenderOneTests --filter BlurKernelTests
+  --filter InnerPeaceServerTests --filter RenderTests --filter RenderOneTests --filter BlurKernelTests --filter PhotoPartTests
 # The deployment files: Kubernetes manifests, systemd unit, alert rules, Prometheus config, compose
 # file, and the dashboard's and alerts' metric names against a running server; the Indexed Job's
 # command and the shard merge for real; each check on a broken copy.

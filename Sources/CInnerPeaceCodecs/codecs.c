@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+// After stdio.h, which it needs (FILE, size_t).
+#include <jpeglib.h>
 
 // MARK: Colour management
 
@@ -451,5 +453,112 @@ int innerpeace_png_decode_exact(const uint8_t *data, size_t size, uint32_t width
     png_image_free(&image);
     return -1;
   }
+  return 0;
+}
+
+// MARK: The part of a JPEG a card shows
+
+typedef struct {
+  struct jpeg_error_mgr manager;  // first: libjpeg's callbacks get a pointer to it
+  jmp_buf jump;
+  char *message;
+  size_t message_size;
+} jpeg_failure;
+
+static void on_jpeg_failure(j_common_ptr info) {
+  jpeg_failure *failure = (jpeg_failure *)info->err;
+  char text[JMSG_LENGTH_MAX];
+  (*info->err->format_message)(info, text);
+  set_message(failure->message, failure->message_size, text);
+  longjmp(failure->jump, 1);
+}
+
+// Any warning (level -1; trace messages are higher) ends the part's decode too: the caller's own
+// decode decides what a warning means for the pixels.
+static void on_jpeg_message(j_common_ptr info, int level) {
+  if (level < 0) on_jpeg_failure(info);
+}
+
+// The columns added on each side of a crop, in scaled pixels: more than an iMCU's upsampling
+// context at any scaling.
+enum { jpeg_crop_margin = 16, jpeg_batch_rows = 16 };
+
+int innerpeace_jpeg_decode_part(const uint8_t *data, size_t size, unsigned scale_num, unsigned scale_denom,
+                                uint32_t scaled_width, uint32_t scaled_height, uint32_t x, uint32_t y,
+                                uint32_t width, uint32_t height, uint8_t *target, size_t target_stride,
+                                char *message, size_t message_size) {
+  if (width == 0 || height == 0 || x > scaled_width || width > scaled_width - x || y > scaled_height ||
+      height > scaled_height - y || size > (size_t)0x7FFFFFFF) {
+    set_message(message, message_size, "the part is outside the image");
+    return 1;
+  }
+  struct jpeg_decompress_struct info;
+  jpeg_failure failure = {.message = message, .message_size = message_size};
+  // volatile: set between setjmp and a longjmp back to it.
+  uint8_t *volatile rows = NULL;
+  info.err = jpeg_std_error(&failure.manager);
+  failure.manager.error_exit = on_jpeg_failure;
+  failure.manager.emit_message = on_jpeg_message;
+  if (setjmp(failure.jump)) {
+    jpeg_destroy_decompress(&info);
+    free(rows);
+    return 1;
+  }
+  jpeg_create_decompress(&info);
+  jpeg_mem_src(&info, data, (unsigned long)size);
+  jpeg_read_header(&info, TRUE);
+  if (info.progressive_mode || info.arith_code ||
+      (info.jpeg_color_space != JCS_YCbCr && info.jpeg_color_space != JCS_GRAYSCALE &&
+       info.jpeg_color_space != JCS_RGB)) {
+    set_message(message, message_size, "not a baseline Huffman-coded grey, RGB or YCbCr JPEG");
+    jpeg_destroy_decompress(&info);
+    return 1;
+  }
+  info.scale_num = scale_num;
+  info.scale_denom = scale_denom;
+  info.out_color_space = JCS_EXT_BGRX;
+  jpeg_start_decompress(&info);
+  if (info.output_width != scaled_width || info.output_height != scaled_height) {
+    set_message(message, message_size, "the scaled size is not the one expected");
+    jpeg_destroy_decompress(&info);
+    return 1;
+  }
+  // The crop may widen further, to whole iMCUs: `first` and `span` are the decoded columns.
+  JDIMENSION first = x > jpeg_crop_margin ? x - jpeg_crop_margin : 0;
+  const uint32_t end = width + x + jpeg_crop_margin < scaled_width ? x + width + jpeg_crop_margin : scaled_width;
+  JDIMENSION span = end - first;
+  if (first > 0 || span < scaled_width) jpeg_crop_scanline(&info, &first, &span);
+  const size_t row_bytes = (size_t)span * 4;
+  rows = malloc(row_bytes * jpeg_batch_rows);
+  if (rows == NULL) {
+    set_message(message, message_size, "out of memory");
+    jpeg_destroy_decompress(&info);
+    return 1;
+  }
+  if (y > 0) jpeg_skip_scanlines(&info, y);
+  const size_t offset = (size_t)(x - first) * 4, out_bytes = (size_t)width * 4;
+  uint32_t done = 0;
+  while (done < height) {
+    JSAMPROW pointers[jpeg_batch_rows];
+    const uint32_t batch = height - done < jpeg_batch_rows ? height - done : jpeg_batch_rows;
+    for (uint32_t k = 0; k < batch; k++) pointers[k] = rows + k * row_bytes;
+    JDIMENSION read = 0;
+    while (read < batch) read += jpeg_read_scanlines(&info, pointers + read, batch - read);
+    for (uint32_t k = 0; k < batch; k++) memcpy(target + (size_t)(done + k) * target_stride, pointers[k] + offset, out_bytes);
+    done += batch;
+  }
+  // The rest is read, its coefficients decoded and dropped, so that damage below the part fails
+  // here as it fails the whole decode. (A skip to the very end reads nothing: libjpeg then just
+  // stops. So all but the last row are skipped, and the last is decoded.)
+  if (info.output_height - info.output_scanline > 1) {
+    jpeg_skip_scanlines(&info, info.output_height - info.output_scanline - 1);
+  }
+  while (info.output_scanline < info.output_height) {
+    JSAMPROW last = rows;
+    jpeg_read_scanlines(&info, &last, 1);
+  }
+  jpeg_finish_decompress(&info);
+  jpeg_destroy_decompress(&info);
+  free(rows);
   return 0;
 }

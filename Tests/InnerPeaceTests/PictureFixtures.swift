@@ -11,9 +11,11 @@ enum PictureFixtures {
 
   // MARK: JPEG
 
-  /// Encodes `pixels` (`channels` bytes a pixel: 1 grey, 3 RGB, 4 CMYK) as a baseline JPEG.
+  /// Encodes `pixels` (`channels` bytes a pixel: 1 grey, 3 RGB, 4 CMYK) as a baseline JPEG
+  /// (progressive when `progressive`).
   static func jpeg(
-    width: Int, height: Int, channels: Int, pixels: [UInt8], quality: Int32 = 95, subsampling: TJSAMP = TJSAMP_444
+    width: Int, height: Int, channels: Int, pixels: [UInt8], quality: Int32 = 95, subsampling: TJSAMP = TJSAMP_444,
+    progressive: Bool = false
   ) throws -> [UInt8] {
     let format: TJPF
     switch channels {
@@ -29,7 +31,8 @@ enum PictureFixtures {
     let status = pixels.withUnsafeBufferPointer {
       tjCompress2(
         handle, $0.baseAddress, Int32(width), Int32(width * channels), Int32(height), Int32(format.rawValue), &buffer,
-        &size, Int32(channels == 1 ? TJSAMP_GRAY.rawValue : subsampling.rawValue), quality, 0)
+        &size, Int32(channels == 1 ? TJSAMP_GRAY.rawValue : subsampling.rawValue), quality,
+        progressive ? TJFLAG_PROGRESSIVE : 0)
     }
     defer { tjFree(buffer) }
     guard status == 0, let buffer else { throw Failure(description: String(cString: tjGetErrorStr2(handle))) }

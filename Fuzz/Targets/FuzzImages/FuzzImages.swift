@@ -4,8 +4,9 @@ import FuzzSupport
   @testable import InnerPeace
 
   /// The image decoders: JPEG and PNG bytes through the header probe and, when it accepts them,
-  /// a decode covering a small canvas. Errors are answers; a trap, an abort or an allocation
-  /// past libFuzzer's limit is a crash.
+  /// a decode covering a small canvas, whole and (libjpeg's crop and skip) the part a zoomed crop
+  /// shows, compared where both decode. Errors are answers; a trap, an abort, an allocation
+  /// past libFuzzer's limit or a part with other pixels than the whole's is a crash.
   ///
   /// Input: the file's bytes, as they would be on disk.
   @_cdecl("LLVMFuzzerTestOneInput")
@@ -13,7 +14,28 @@ import FuzzSupport
     guard let data, size > 0 else { return 0 }
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
     guard case .success = ImageDecoding.probe(bytes) else { return 0 }
-    _ = try? ImageDecoding.decode(bytes, covering: (width: 320, height: 200))
+    let canvas = (width: 320, height: 200)
+    let whole = try? ImageDecoding.decode(bytes, covering: canvas)
+    // The crop the renderer would take at its largest zoom, in the top-left corner.
+    let crop = FocusCrop(zoom: 1.3, shiftX: 0, shiftY: 0)
+    let covering = (width: Int((320 * 1.3).rounded(.up)), height: Int((200 * 1.3).rounded(.up)))
+    let part = try? ImageDecoding.decode(bytes, covering: covering) {
+      BackgroundScaler.shownPart(decoded: $0, canvas: canvas, crop: crop)
+    }
+    if let part, let box = part.part {
+      // A part decodes only where the whole does, to the whole's pixels there.
+      guard let zoomed = try? ImageDecoding.decode(bytes, covering: covering) else {
+        fatalError("a part decoded where the whole decode fails")
+      }
+      for row in box.y..<(box.y + box.height) {
+        let start = (row * zoomed.width + box.x) * 4
+        let end = start + box.width * 4
+        if !part.pixels.bytes[start..<end].elementsEqual(zoomed.bytes[start..<end]) {
+          fatalError("the part's row \(row) differs from the whole decode's")
+        }
+      }
+    }
+    _ = whole
     return 0
   }
 

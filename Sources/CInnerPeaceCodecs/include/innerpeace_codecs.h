@@ -51,6 +51,24 @@ void innerpeace_colour_apply(const innerpeace_colour *colour, uint8_t *pixels, s
 
 void innerpeace_colour_free(innerpeace_colour *colour);
 
+/// Decodes the part of a baseline JPEG that a card shows: rows [y, y + height) and columns
+/// [x, x + width) of the image scaled by scale_num / scale_denom (libjpeg's DCT scaling), as
+/// B G R X into `target` (the part's first pixel; `target_stride` bytes from a row to the next),
+/// with the settings of TurboJPEG's tjDecompress2 (islow IDCT, fancy upsampling): the same bytes
+/// as those rows and columns of its decode of the whole image. libjpeg's crop
+/// (jpeg_crop_scanline, its columns widened by 16 pixels on each side: the upsampler treats a
+/// crop's edges as the image's) and skip (jpeg_skip_scanlines) leave out the rest's inverse DCT,
+/// upsampling and colour conversion; the entropy-coded data is still read to its end, so that
+/// damage anywhere in it is noticed. Returns 0; or 1, with libjpeg's reason in `message`, when it
+/// did not decode the part cleanly (any error or warning, a progressive or arithmetic-coded or
+/// CMYK/YCCK file, a scaled size other than `scaled_width` x `scaled_height`, a part outside it):
+/// the caller then decodes the whole image as before, whose outcome (pixels or error) is
+/// unchanged.
+int innerpeace_jpeg_decode_part(const uint8_t *data, size_t size, unsigned scale_num, unsigned scale_denom,
+                                uint32_t scaled_width, uint32_t scaled_height, uint32_t x, uint32_t y,
+                                uint32_t width, uint32_t height, uint8_t *target, size_t target_stride,
+                                char *message, size_t message_size);
+
 /// Decodes an 8-bit RGB or RGBA PNG exactly as stored (straight alpha, no colour conversion) with
 /// libpng's reader, into `output` (`width * height * channels` bytes, rows packed), for checking
 /// an encoder's output pixel by pixel. Returns 0, or -1 when libpng refuses the file (or its size

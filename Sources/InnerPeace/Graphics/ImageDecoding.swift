@@ -165,6 +165,59 @@ package enum ImageDecoding {
     return oriented(pixels, header.orientation)
   }
 
+  /// Decodes an image as ``decode(_:covering:)`` does, or only the part of that decode that
+  /// `part` asks for, given the decoded size (`nil`: the whole): the same pixels there, for a
+  /// fraction of the CPU (libjpeg decodes the part's rows and columns only). A part is decoded
+  /// for an upright baseline JPEG that decodes cleanly (``innerpeace_jpeg_decode_part``); any
+  /// other image, or one whose part did not decode cleanly, is decoded whole here as before, so
+  /// that its outcome (its pixels, or the error) is unchanged.
+  /// - Throws: ``InnerPeaceError/decodingFailed(reason:)`` as ``decode(_:covering:)`` does.
+  static func decode(
+    _ bytes: [UInt8], covering target: (width: Int, height: Int),
+    part: ((width: Int, height: Int)) -> (x: Int, y: Int, width: Int, height: Int)?
+  ) throws(InnerPeaceError) -> DecodedPhoto {
+    if case .success(let header) = inspect(bytes), header.kind == .jpeg, header.orientation == 1, !header.cmyk {
+      let scaling = jpegScaling(header, covering: target)
+      if let box = part((scaling.width, scaling.height)),
+        let pixels = decodeJPEGPart(
+          bytes, scaling: scaling, box, colour: ColourTransform(header, bytes, layout: INNERPEACE_LAYOUT_BGRX))
+      {
+        return DecodedPhoto(pixels: pixels, part: box)
+      }
+    }
+    return DecodedPhoto(whole: try decode(bytes, covering: target))
+  }
+
+  /// Rows and columns `box` of the JPEG decoded at `scaling`, in their place in an image of the
+  /// scaled size (see ``DecodedPhoto``), converted by `colour`; or `nil` when libjpeg did not
+  /// decode them cleanly (see ``innerpeace_jpeg_decode_part``).
+  private static func decodeJPEGPart(
+    _ bytes: [UInt8], scaling: (width: Int, height: Int, num: Int, denom: Int),
+    _ box: (x: Int, y: Int, width: Int, height: Int), colour: ColourTransform?
+  ) -> Pixels? {
+    guard box.x >= 0, box.y >= 0, box.width > 0, box.height > 0, box.x + box.width <= scaling.width,
+      box.y + box.height <= scaling.height
+    else { return nil }
+    let stride = scaling.width * 4
+    var status: Int32 = 1
+    let decoded = [UInt8](unsafeUninitializedCapacity: stride * scaling.height) { buffer, count in
+      // Only the part's rows are written; the pages of the others are never touched.
+      let first = buffer.baseAddress! + box.y * stride + box.x * 4
+      innerpeace_advise_huge_pages(buffer.baseAddress! + box.y * stride, box.height * stride)
+      status = bytes.withUnsafeBufferPointer { source in
+        innerpeace_jpeg_decode_part(
+          source.baseAddress, source.count, UInt32(scaling.num), UInt32(scaling.denom), UInt32(scaling.width),
+          UInt32(scaling.height), UInt32(box.x), UInt32(box.y), UInt32(box.width), UInt32(box.height),
+          first, stride, nil, 0)
+      }
+      if status == 0, let colour {
+        for row in 0..<box.height { colour.apply(first + row * stride, count: box.width) }
+      }
+      count = status == 0 ? buffer.count : 0
+    }
+    return status == 0 ? Pixels(width: scaling.width, height: scaling.height, bytes: decoded) : nil
+  }
+
   /// The size, as stored (before the picture is turned upright), that ``decode(_:covering:)``
   /// decodes an image of `header` at to cover `target` (as seen). Two targets with the same
   /// decoded size give the same pixels.
@@ -187,11 +240,19 @@ package enum ImageDecoding {
   private static func jpegScaledSize(_ header: Header, covering target: (width: Int, height: Int)) -> (
     width: Int, height: Int
   ) {
+    let scaling = jpegScaling(header, covering: target)
+    return (scaling.width, scaling.height)
+  }
+
+  /// That scaling, `num / denom`, and the image's size at it.
+  private static func jpegScaling(_ header: Header, covering target: (width: Int, height: Int)) -> (
+    width: Int, height: Int, num: Int, denom: Int
+  ) {
     let width = header.storedWidth
     let height = header.storedHeight
     // The cover scale of the full image; any DCT factor at or above it still covers the canvas.
     let coverScale = max(Double(target.width) / Double(width), Double(target.height) / Double(height))
-    var chosen = (width: width, height: height)
+    var chosen = (width: width, height: height, num: 1, denom: 1)
     var factorCount: Int32 = 0
     if let factors = tjGetScalingFactors(&factorCount) {
       var best = 1.0
@@ -202,7 +263,8 @@ package enum ImageDecoding {
         best = value
         chosen = (
           (width * Int(factor.num) + Int(factor.denom) - 1) / Int(factor.denom),
-          (height * Int(factor.num) + Int(factor.denom) - 1) / Int(factor.denom)
+          (height * Int(factor.num) + Int(factor.denom) - 1) / Int(factor.denom),
+          Int(factor.num), Int(factor.denom)
         )
       }
     }
@@ -692,6 +754,11 @@ final class ColourTransform {
     pixels.withUnsafeMutableBufferPointer {
       innerpeace_colour_apply(handle, $0.baseAddress, $0.count / 4)
     }
+  }
+
+  /// Converts `count` pixels from `pixels` in place.
+  func apply(_ pixels: UnsafeMutablePointer<UInt8>, count: Int) {
+    innerpeace_colour_apply(handle, pixels, count)
   }
 
   /// A zlib stream's content, if it is whole and at most ``ImageDecoding/maximumProfileBytes``.

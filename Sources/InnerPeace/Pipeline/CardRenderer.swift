@@ -259,16 +259,20 @@ public final class CardRenderer: Sendable {
       clock.measure(.draw) { cached.copy(into: canvas) }
       return
     }
-    var decoded: Pixels? = try clock.measure(.decode) { () throws(InnerPeaceError) in
-      if let redecode { return try redecode.wait().get() }
+    var decoded: DecodedPhoto? = try clock.measure(.decode) { () throws(InnerPeaceError) in
+      if let redecode { return DecodedPhoto(whole: try redecode.wait().get()) }
       if let prefetch, let prefetched = prefetch.decoded() {
         clock.add(seconds: prefetch.finish(), to: .decode)
-        return prefetched
+        return DecodedPhoto(whole: prefetched)
       }
-      // Not read yet, or read but not decoded (the decode here names the error).
+      // Not read yet, or read but not decoded (the decode here names the error). Only the part
+      // the canvas shows is decoded where it can be: the same pixels there.
       let data: [UInt8]
       if let bytes { data = bytes } else { data = try catalog.readPicture(name) }
-      return try Self.decode(data, Self.covering(canvas, crop), name: name).get()
+      let canvasSize = (canvas.width, canvas.height)
+      return try Self.decode(data, Self.covering(canvas, crop), name: name) {
+        BackgroundScaler.shownPart(decoded: $0, canvas: canvasSize, crop: crop)
+      }.get()
     }
     // Taken, so the decoded photo goes as soon as it is painted, before the cache copies the canvas.
     try clock.measure(.scale) { () throws(InnerPeaceError) in
@@ -299,8 +303,23 @@ public final class CardRenderer: Sendable {
   private static func decode(_ bytes: [UInt8], _ covering: (width: Int, height: Int), name: String) -> Result<
     Pixels, InnerPeaceError
   > {
+    naming(name) { () throws(InnerPeaceError) in try ImageDecoding.decode(bytes, covering: covering) }
+  }
+
+  /// The same, or only the `part` of it (``ImageDecoding/decode(_:covering:part:)``).
+  private static func decode(
+    _ bytes: [UInt8], _ covering: (width: Int, height: Int), name: String,
+    part: ((width: Int, height: Int)) -> (x: Int, y: Int, width: Int, height: Int)?
+  ) -> Result<DecodedPhoto, InnerPeaceError> {
+    naming(name) { () throws(InnerPeaceError) in try ImageDecoding.decode(bytes, covering: covering, part: part) }
+  }
+
+  /// What `decode` gives, its decoding failure as the photo `name`'s.
+  private static func naming<Value>(_ name: String, _ decode: () throws(InnerPeaceError) -> Value) -> Result<
+    Value, InnerPeaceError
+  > {
     do throws(InnerPeaceError) {
-      return .success(try ImageDecoding.decode(bytes, covering: covering))
+      return .success(try decode())
     } catch .decodingFailed(let reason) {
       return .failure(.pictureUndecodable(name: name, reason: reason))
     } catch {
