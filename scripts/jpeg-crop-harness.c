@@ -1,13 +1,15 @@
 /*
- * A measurement for the next step of issue 21's item 4 (not part of the package): does decoding
- * only the part of a photo that a card's crop shows give the same pixels there as the decode the
- * renderer does now (tjDecompress2 of the whole DCT-scaled image), and how much CPU does it save?
+ * The measurement behind the renderer's decode of a photo's part (issue 21, item 4; not part of
+ * the package): does decoding only the part of a photo that a card's crop shows give the same
+ * pixels there as the whole decode (tjDecompress2 of the whole DCT-scaled image), and how much
+ * CPU does it save?
  *
  * The partial decode uses libjpeg's own API with the defaults TurboJPEG uses (islow IDCT, fancy
  * upsampling, B G R X out): jpeg_crop_scanline for the columns (widened by MARGIN pixels on each
  * side: the upsampler treats the crop's own edges as the image's, so the columns next to them
- * differ), jpeg_skip_scanlines for the rows above the crop, and a stop after its last row. It
- * compares the rows and columns asked for, byte for byte, with the whole decode's.
+ * differ), jpeg_skip_scanlines for the rows above and below the crop (the stream is still read
+ * to its end, as the renderer's innerpeace_jpeg_decode_part reads it). It compares the rows and
+ * columns asked for, byte for byte, with the whole decode's.
  *
  *   clang -O2 scripts/jpeg-crop-harness.c -o /tmp/jpeg-crop-harness -ljpeg -lturbojpeg
  *   /tmp/jpeg-crop-harness PHOTO.jpg NUM DENOM FIRST_ROW ROWS RUNS [FIRST_COLUMN COLUMNS MARGIN]
@@ -75,12 +77,25 @@ static int decode_part(const unsigned char *data, size_t size, int num, int deno
     jpeg_crop_scanline(&info, &x, &span);  // widened to whole iMCUs
   }
   if (first) jpeg_skip_scanlines(&info, (JDIMENSION)first);
-  for (int y = 0; y < count; y++) {
-    JSAMPROW rows[1] = {row};
-    if (jpeg_read_scanlines(&info, rows, 1) != 1) break;
-    memcpy(out + ((size_t)y * (size_t)width + x) * 4, row, (size_t)span * 4);
+  // Straight into place, 16 rows a call, as the renderer's innerpeace_jpeg_decode_part.
+  for (int y = 0; y < count;) {
+    JSAMPROW rows[16];
+    const int batch = count - y < 16 ? count - y : 16;
+    for (int k = 0; k < batch; k++) rows[k] = out + ((size_t)(y + k) * (size_t)width + x) * 4;
+    const int read = (int)jpeg_read_scanlines(&info, rows, (JDIMENSION)batch);
+    if (read == 0) break;
+    y += read;
   }
-  jpeg_abort_decompress(&info);
+  // As the renderer's innerpeace_jpeg_decode_part: the rest of the stream is read too (a skip to
+  // the very end reads nothing, so all but the last row are skipped and the last is decoded).
+  if (info.output_height - info.output_scanline > 1) {
+    jpeg_skip_scanlines(&info, info.output_height - info.output_scanline - 1);
+  }
+  while (info.output_scanline < info.output_height) {
+    JSAMPROW rows[1] = {row};
+    jpeg_read_scanlines(&info, rows, 1);
+  }
+  jpeg_finish_decompress(&info);
   jpeg_destroy_decompress(&info);
   return 0;
 }

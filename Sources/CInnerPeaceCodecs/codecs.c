@@ -523,28 +523,27 @@ int innerpeace_jpeg_decode_part(const uint8_t *data, size_t size, unsigned scale
     jpeg_destroy_decompress(&info);
     return 1;
   }
-  // The crop may widen further, to whole iMCUs: `first` and `span` are the decoded columns.
+  // The crop may widen further, to whole iMCUs: `first` and `span` are the decoded columns,
+  // written straight into their place in the whole image's rows.
   JDIMENSION first = x > jpeg_crop_margin ? x - jpeg_crop_margin : 0;
   const uint32_t end = width + x + jpeg_crop_margin < scaled_width ? x + width + jpeg_crop_margin : scaled_width;
   JDIMENSION span = end - first;
   if (first > 0 || span < scaled_width) jpeg_crop_scanline(&info, &first, &span);
-  const size_t row_bytes = (size_t)span * 4;
-  rows = malloc(row_bytes * jpeg_batch_rows);
+  // One row for the last of the image, below the part (read so that the whole stream is).
+  rows = malloc((size_t)span * 4);
   if (rows == NULL) {
     set_message(message, message_size, "out of memory");
     jpeg_destroy_decompress(&info);
     return 1;
   }
   if (y > 0) jpeg_skip_scanlines(&info, y);
-  const size_t offset = (size_t)(x - first) * 4, out_bytes = (size_t)width * 4;
   uint32_t done = 0;
   while (done < height) {
     JSAMPROW pointers[jpeg_batch_rows];
     const uint32_t batch = height - done < jpeg_batch_rows ? height - done : jpeg_batch_rows;
-    for (uint32_t k = 0; k < batch; k++) pointers[k] = rows + k * row_bytes;
+    for (uint32_t k = 0; k < batch; k++) pointers[k] = target + (size_t)(y + done + k) * target_stride + (size_t)first * 4;
     JDIMENSION read = 0;
     while (read < batch) read += jpeg_read_scanlines(&info, pointers + read, batch - read);
-    for (uint32_t k = 0; k < batch; k++) memcpy(target + (size_t)(done + k) * target_stride, pointers[k] + offset, out_bytes);
     done += batch;
   }
   // The rest is read, its coefficients decoded and dropped, so that damage below the part fails

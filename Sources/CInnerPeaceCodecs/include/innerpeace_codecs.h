@@ -53,9 +53,11 @@ void innerpeace_colour_free(innerpeace_colour *colour);
 
 /// Decodes the part of a baseline JPEG that a card shows: rows [y, y + height) and columns
 /// [x, x + width) of the image scaled by scale_num / scale_denom (libjpeg's DCT scaling), as
-/// B G R X into `target` (the part's first pixel; `target_stride` bytes from a row to the next),
-/// with the settings of TurboJPEG's tjDecompress2 (islow IDCT, fancy upsampling): the same bytes
-/// as those rows and columns of its decode of the whole image. libjpeg's crop
+/// B G R X into their place in `target`, a buffer of the whole scaled image (`target_stride`
+/// bytes a row, at least `scaled_width * 4`), with the settings of TurboJPEG's tjDecompress2
+/// (islow IDCT, fancy upsampling): the same bytes as those rows and columns of its decode of the
+/// whole image. Only the part's rows are written, and in them only the part's columns and up to
+/// an iMCU and 16 pixels on each side (which are not the whole decode's pixels). libjpeg's crop
 /// (jpeg_crop_scanline, its columns widened by 16 pixels on each side: the upsampler treats a
 /// crop's edges as the image's) and skip (jpeg_skip_scanlines) leave out the rest's inverse DCT,
 /// upsampling and colour conversion; the entropy-coded data is still read to its end, so that

@@ -208,7 +208,7 @@ package enum ImageDecoding {
         innerpeace_jpeg_decode_part(
           source.baseAddress, source.count, UInt32(scaling.num), UInt32(scaling.denom), UInt32(scaling.width),
           UInt32(scaling.height), UInt32(box.x), UInt32(box.y), UInt32(box.width), UInt32(box.height),
-          first, stride, nil, 0)
+          buffer.baseAddress, stride, nil, 0)
       }
       if status == 0, let colour {
         for row in 0..<box.height { colour.apply(first + row * stride, count: box.width) }

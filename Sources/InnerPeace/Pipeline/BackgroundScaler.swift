@@ -52,8 +52,9 @@ enum BackgroundScaler {
 }
 
 /// A decoded photo (``ImageDecoding/decode(_:covering:part:)``): the whole image, or only a part
-/// of it decoded, in its place in a buffer of the whole image's size whose other bytes are not
-/// set (never written, so their pages cost no memory until touched; nothing reads them).
+/// of it decoded, in its place in a buffer of the whole image's size. Outside the part its bytes
+/// are not the image's: most are never written (their pages cost no memory), a few columns
+/// beside it are libjpeg's crop margin. Nothing reads them (``BackgroundScaler/shownPart``).
 struct DecodedPhoto: Sendable {
   /// The whole decoded image's size; only `part`'s pixels are set when there is one.
   let pixels: Pixels
