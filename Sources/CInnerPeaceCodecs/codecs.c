@@ -483,6 +483,18 @@ static void on_jpeg_message(j_common_ptr info, int level) {
 // context at any scaling.
 enum { jpeg_crop_margin = 16, jpeg_batch_rows = 16 };
 
+// TurboJPEG's limit (TJFLAG_LIMITSCANS, which the whole decode sets): a file of more scans is
+// refused, so that many small scans cannot make a small file cost the CPU of a large one.
+enum { jpeg_maximum_scans = 500 };
+
+static void on_jpeg_progress(j_common_ptr info) {
+  if (info->is_decompressor && ((j_decompress_ptr)info)->input_scan_number > jpeg_maximum_scans) {
+    jpeg_failure *failure = (jpeg_failure *)info->err;
+    set_message(failure->message, failure->message_size, "the JPEG image has more than 500 scans");
+    longjmp(failure->jump, 1);
+  }
+}
+
 int innerpeace_jpeg_decode_part(const uint8_t *data, size_t size, unsigned scale_num, unsigned scale_denom,
                                 uint32_t scaled_width, uint32_t scaled_height, uint32_t x, uint32_t y,
                                 uint32_t width, uint32_t height, uint8_t *target, size_t target_stride,
@@ -505,6 +517,8 @@ int innerpeace_jpeg_decode_part(const uint8_t *data, size_t size, unsigned scale
     return 1;
   }
   jpeg_create_decompress(&info);
+  struct jpeg_progress_mgr progress = {.progress_monitor = on_jpeg_progress};
+  info.progress = &progress;
   jpeg_mem_src(&info, data, (unsigned long)size);
   jpeg_read_header(&info, TRUE);
   if (info.progressive_mode || info.arith_code ||
@@ -543,7 +557,13 @@ int innerpeace_jpeg_decode_part(const uint8_t *data, size_t size, unsigned scale
     const uint32_t batch = height - done < jpeg_batch_rows ? height - done : jpeg_batch_rows;
     for (uint32_t k = 0; k < batch; k++) pointers[k] = target + (size_t)(y + done + k) * target_stride + (size_t)first * 4;
     JDIMENSION read = 0;
-    while (read < batch) read += jpeg_read_scanlines(&info, pointers + read, batch - read);
+    while (read < batch) {
+      const JDIMENSION rows_read = jpeg_read_scanlines(&info, pointers + read, batch - read);
+      // Never with a memory source (a short stream is a warning, which ends the decode above);
+      // but a loop that reads nothing must not spin.
+      if (rows_read == 0) longjmp(failure.jump, 1);
+      read += rows_read;
+    }
     done += batch;
   }
   // The rest is read, its coefficients decoded and dropped, so that damage below the part fails
@@ -554,7 +574,7 @@ int innerpeace_jpeg_decode_part(const uint8_t *data, size_t size, unsigned scale
   }
   while (info.output_scanline < info.output_height) {
     JSAMPROW last = rows;
-    jpeg_read_scanlines(&info, &last, 1);
+    if (jpeg_read_scanlines(&info, &last, 1) == 0) longjmp(failure.jump, 1);
   }
   jpeg_finish_decompress(&info);
   jpeg_destroy_decompress(&info);
