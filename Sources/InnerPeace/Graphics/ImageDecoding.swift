@@ -142,11 +142,16 @@ package enum ImageDecoding {
     throws(InnerPeaceError)
     -> Pixels
   {
-    let header: Header
     switch inspect(bytes) {
-    case .success(let checked): header = checked
+    case .success(let header): return try decode(bytes, header: header, covering: target)
     case .failure(let failure): throw .decodingFailed(reason: failure.reason)
     }
+  }
+
+  /// The same, for bytes ``inspect(_:)`` has checked (`header`).
+  private static func decode(_ bytes: [UInt8], header: Header, covering target: (width: Int, height: Int))
+    throws(InnerPeaceError) -> Pixels
+  {
     // Decode as stored: for a picture turned a quarter, the canvas turns with it.
     let storedTarget = header.orientation >= 5 ? (target.height, target.width) : target
     var pixels: Pixels
@@ -176,7 +181,12 @@ package enum ImageDecoding {
     _ bytes: [UInt8], covering target: (width: Int, height: Int),
     part: ((width: Int, height: Int)) -> (x: Int, y: Int, width: Int, height: Int)?
   ) throws(InnerPeaceError) -> DecodedPhoto {
-    if case .success(let header) = inspect(bytes), header.kind == .jpeg, header.orientation == 1, !header.cmyk {
+    let header: Header
+    switch inspect(bytes) {
+    case .success(let checked): header = checked
+    case .failure(let failure): throw .decodingFailed(reason: failure.reason)
+    }
+    if header.kind == .jpeg, header.orientation == 1, !header.cmyk {
       let scaling = jpegScaling(header, covering: target)
       if let box = part((scaling.width, scaling.height)),
         let pixels = decodeJPEGPart(
@@ -185,7 +195,8 @@ package enum ImageDecoding {
         return DecodedPhoto(pixels: pixels, part: box)
       }
     }
-    return DecodedPhoto(whole: try decode(bytes, covering: target))
+    // Checked once: the structure walk is not repeated for the whole decode.
+    return DecodedPhoto(whole: try decode(bytes, header: header, covering: target))
   }
 
   /// Rows and columns `box` of the JPEG decoded at `scaling`, in their place in an image of the
