@@ -123,7 +123,7 @@ public final class CardRenderer: Sendable {
     // of the text block, or transparent.
     let canvas = try ImageSurface(
       format: request.transparent ? .argb32 : .rgb24, width: geometry.canvas.width, height: geometry.canvas.height)
-    var redecode: BackgroundWork<Result<Pixels, InnerPeaceError>>?
+    var redecode: BackgroundWork<Result<DecodedPhoto, InnerPeaceError>>?
     // Joined before returning, whatever happens.
     defer { _ = redecode?.wait() }
     var photo: (crop: FocusCrop, bytes: [UInt8]?)?
@@ -142,10 +142,16 @@ public final class CardRenderer: Sendable {
         for: pictureName, canvas: (canvas.width, canvas.height), block: fitted.block, detail: checked?.detail)
       let bytes = checked?.bytes ?? read?.bytes
       // A zoom that needs another decoded size than the other thread's is decoded on a further
-      // thread from now on, while this one makes the halo's text image.
+      // thread from now on, while this one makes the halo's text image. The crop is known: only
+      // the part the canvas shows is decoded where it can be.
       let covering = Self.covering(canvas, crop)
       if let prefetch, let bytes, !Self.decodeAlike(bytes, covering, prefetch.covering) {
-        redecode = BackgroundWork { Self.decode(bytes, covering, name: pictureName) }
+        let canvasSize = (canvas.width, canvas.height)
+        redecode = BackgroundWork {
+          Self.decode(bytes, covering, name: pictureName) {
+            BackgroundScaler.shownPart(decoded: $0, canvas: canvasSize, crop: crop)
+          }
+        }
       }
       photo = (crop, bytes)
     }
@@ -247,12 +253,12 @@ public final class CardRenderer: Sendable {
   /// decoded and scaled straight into the canvas (then kept, when the cache takes a background of
   /// that size). `bytes` are the photo's bytes when they have just been read and checked
   /// (``Catalog/checkedPicture(_:)``, ``Catalog/readPicture(_:)``); otherwise the file is read
-  /// here. The decoded pixels come from `redecode` when given (the crop's own decode, started on
-  /// another thread), else from `prefetch` (which then decoded the size the crop needs), else
-  /// from decoding here.
+  /// here. The decoded pixels come from `redecode` when given (the crop's own decode of the part
+  /// the canvas shows, started on another thread), else from `prefetch` (which then decoded the
+  /// size the crop needs, whole), else from decoding the part here.
   private func paintBackground(
     named name: String, crop: FocusCrop, on canvas: ImageSurface, clock: StageClock, bytes: [UInt8]?,
-    prefetch: PhotoPrefetch? = nil, redecode: BackgroundWork<Result<Pixels, InnerPeaceError>>? = nil
+    prefetch: PhotoPrefetch? = nil, redecode: BackgroundWork<Result<DecodedPhoto, InnerPeaceError>>? = nil
   ) throws(InnerPeaceError) {
     let key = BackgroundCache.Key(picture: name, width: canvas.width, height: canvas.height, crop: crop)
     if let cached = backgrounds.pixels(for: key) {
@@ -260,7 +266,7 @@ public final class CardRenderer: Sendable {
       return
     }
     var decoded: DecodedPhoto? = try clock.measure(.decode) { () throws(InnerPeaceError) in
-      if let redecode { return DecodedPhoto(whole: try redecode.wait().get()) }
+      if let redecode { return try redecode.wait().get() }
       if let prefetch, let prefetched = prefetch.decoded() {
         clock.add(seconds: prefetch.finish(), to: .decode)
         return DecodedPhoto(whole: prefetched)
@@ -299,14 +305,9 @@ public final class CardRenderer: Sendable {
     (Int((Double(canvas.width) * crop.zoom).rounded(.up)), Int((Double(canvas.height) * crop.zoom).rounded(.up)))
   }
 
-  /// The photo `name`'s `bytes` decoded to cover `covering`, or the error naming it.
-  private static func decode(_ bytes: [UInt8], _ covering: (width: Int, height: Int), name: String) -> Result<
-    Pixels, InnerPeaceError
-  > {
-    naming(name) { () throws(InnerPeaceError) in try ImageDecoding.decode(bytes, covering: covering) }
-  }
-
-  /// The same, or only the `part` of it (``ImageDecoding/decode(_:covering:part:)``).
+  /// The photo `name`'s `bytes` decoded to cover `covering`, or only the `part` of it that a
+  /// canvas shows where it can be (``ImageDecoding/decode(_:covering:part:)``); or the error
+  /// naming the photo.
   private static func decode(
     _ bytes: [UInt8], _ covering: (width: Int, height: Int), name: String,
     part: ((width: Int, height: Int)) -> (x: Int, y: Int, width: Int, height: Int)?
