@@ -12,11 +12,11 @@
 # 2. perf stat: CPU time and page faults of `innerpeace --version` (process start, dynamic linking,
 #    Swift runtime, argument parsing) and of the render; the dynamic loader's own time
 #    (LD_DEBUG=statistics, cycles at the CPU's clock).
-# 3. The steps of one cold render, from uprobes on the binary's functions (perf probe, needs
-#    root): the time from exec to each step's first function, median of RUNS renders. The photo is
-#    checked and decoded on a second thread while the fonts load and the text is fitted
-#    (CardRenderer.renderOne), so those marks interleave: each span runs to the next mark on
-#    either thread.
+# 3. The steps of one cold render, from uprobes (perf probe, needs root): the median time from
+#    exec to the entry (and, for some, the return) of each step's function, on the card's thread
+#    ("main") or another ("other": the photo is read, checked and decoded on a second thread while
+#    the fonts load and the text is fitted, CardRenderer.renderOne; the PNG encoder's second band).
+# CARD_ARGS replaces the card's options (default: a zoomed aqua card, which decodes twice).
 # Bounded: every loop runs RUNS times. Leaves no probe behind.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,8 +24,9 @@ RUNS=${RUNS:-15}
 BIN=${BIN:-$PWD/.build/release/innerpeace}
 PEERS=${PEERS:-$PWD/../shared/bench/peers}
 OUT=$(mktemp -d /tmp/innerpeace-cold.XXXXXX)
-trap 'perf probe -q -d "probe_innerpeace*:*" 2>/dev/null || true; rm -rf "$OUT"' EXIT
-CARD=(render --out "$OUT/card.png" --seed 3 --quote 2 --picture aqua.jpg)
+trap 'perf probe -q -d "*:step_*" 2>/dev/null || true; rm -rf "$OUT"' EXIT
+# shellcheck disable=SC2206
+CARD=(render --out "$OUT/card.png" ${CARD_ARGS:---seed 3 --quote 2 --picture aqua.jpg})
 
 echo "load: $(uptime)"
 QUOTE=$(grep -P '^medium\t' "$PEERS/fixtures/quotes.txt" | cut -f3)
@@ -85,27 +86,35 @@ for _ in $(seq "$RUNS"); do
 done | sort -n | awk -v mhz="$MHZ" '{ v[NR] = $1 } END { printf "  %7.2f ms dynamic loader (median of %d, %s MHz)\n", v[int((NR + 1) / 2)] / mhz / 1000, NR, mhz }'
 
 echo "== 3. steps of one cold render (uprobes, median of $RUNS)"
-# Each step starts at its first function; a function a release build inlined is left out.
+# Marks at the entry (and, for the steps marked "r", the return) of each step's function, on
+# whichever thread runs it: the card's own thread ("main") or another ("other": the photo's read
+# and decode, the PNG encoder's second band). Each line is the median time from exec to that
+# mark, in order. A function a release build inlined is left out, by name.
+LIB=/usr/lib/x86_64-linux-gnu
 steps=(
-  "parse:InnerPeaceCLI_main"
-  "catalog:\$s13InnerPeaceCLI14CatalogOptionsV4load"
-  "fonts:\$s10InnerPeace12CardRendererC7catalog14fontsDirectory20backgroundCacheBytes"
-  "fit:\$s10InnerPeace10TextFitterV3fit"
-  "photo-check:\$s10InnerPeace7CatalogV14checkedPicture"
-  "decode:\$s10InnerPeace13ImageDecodingO6decode_8covering"
-  "scale:\$s10InnerPeace16BackgroundScalerO5cover"
-  "halo:\$s10InnerPeace8HaloTextO4draw_8geometry"
-  "encode:\$s10InnerPeace13ImageEncodingO6encode_2as7quality7threads"
-  "write:\$s13InnerPeaceCLI12OutputTargetV5write"
+  "main:$BIN:InnerPeaceCLI_main"
+  "catalog:$BIN:\$s13InnerPeaceCLI14CatalogOptionsV4load:r"
+  "fcinit:$LIB/libfontconfig.so.1:FcInit:r"
+  "decode-whole:$LIB/libturbojpeg.so.0:tjDecompress2:r"
+  "decode-part:$BIN:innerpeace_jpeg_decode_part:r"
+  "fit:$BIN:\$s10InnerPeace10TextFitterV3fit"
+  "scale:$BIN:\$s10InnerPeace16BackgroundScalerO5cover"
+  "halo:$BIN:\$s10InnerPeace8HaloTextO4draw_8geometry"
+  "encode:$BIN:innerpeace_png_encode:r"
+  "write:$BIN:\$s13InnerPeaceCLI12OutputTargetV5write"
 )
 perf probe -x "$BIN" --funcs --no-demangle --filter '*' >"$OUT/funcs" 2>/dev/null
-events=()
 for step in "${steps[@]}"; do
-  name=${step%%:*} prefix=${step#*:}
-  symbol=$(grep -F -m1 "$prefix" "$OUT/funcs" || true)
+  IFS=: read -r name object prefix returns <<<"$step"
+  symbol=$prefix
+  if [ "$object" = "$BIN" ]; then symbol=$(grep -F -m1 "$prefix" "$OUT/funcs" || true); fi
   [ -n "$symbol" ] || { echo "  ($name: no function $prefix)"; continue; }
-  perf probe -q -x "$BIN" "step_${name//-/_}=$symbol" 2>/dev/null && events+=(-e "probe_innerpeace:step_${name//-/_}")
+  event=step_${name//-/_}
+  perf probe -q -x "$object" -a "$event=$symbol" 2>/dev/null || { echo "  ($name: no probe on $symbol)"; continue; }
+  if [ "$returns" = r ]; then perf probe -q -x "$object" -a "${event}_end=$symbol%return" 2>/dev/null || true; fi
 done
+events=()
+for event in $(perf probe -l 2>/dev/null | awk '$1 ~ /:step_/ { print $1 }'); do events+=(-e "$event"); done
 cat >"$OUT/loop.sh" <<EOF
 #!/bin/sh
 for i in \$(seq $RUNS); do $BIN ${CARD[*]}; done
@@ -113,30 +122,38 @@ EOF
 chmod +x "$OUT/loop.sh"
 perf record -q -o "$OUT/perf.data" -e sched:sched_process_exec -e sched:sched_process_exit "${events[@]}" \
   "$OUT/loop.sh" >/dev/null 2>"$OUT/record.err" || { echo "  perf record failed:"; cat "$OUT/record.err"; }
-perf script -i "$OUT/perf.data" -F comm,pid,time,event 2>/dev/null | python3 -c '
+perf script -i "$OUT/perf.data" -F pid,tid,time,event 2>/dev/null | python3 -c '
 import collections, statistics, sys
 runs = collections.defaultdict(list)
 for line in sys.stdin:
     parts = line.split()
-    if len(parts) < 4 or parts[0] != "innerpeace":
+    if len(parts) < 3 or "/" not in parts[0]:
         continue
-    pid, time, event = parts[1], float(parts[2].rstrip(":")), parts[3].rstrip(":").split(":")[-1]
-    runs[pid].append((event, time))
-order, spans = [], collections.defaultdict(list)
-for marks in runs.values():
-    marks = [m for m in marks if m[0] != "sched_process_exit"] + [m for m in marks if m[0] == "sched_process_exit"][-1:]
-    firsts = {}
-    for event, time in marks:
-        firsts.setdefault(event, time)
-    names = sorted(firsts, key=firsts.get)
-    for a, b in zip(names, names[1:]):
-        spans[a].append((firsts[b] - firsts[a]) * 1000)
-        if a not in order:
-            order.append(a)
-    spans["total"].append((firsts[names[-1]] - firsts[names[0]]) * 1000)
-labels = {"sched_process_exec": "exec to main (dynamic linking, runtime)", "sched_process_exit": "exit"}
-for name in order + ["total"]:
-    values = spans[name]
-    label = labels.get(name, name.removeprefix("step_").replace("_", "-"))
-    print(f"  {statistics.median(values):7.2f} ms  {label}  (n={len(values)})")
+    pid, tid = parts[0].split("/")
+    runs[pid].append((float(parts[1].rstrip(":")), tid, parts[2].rstrip(":").split(":")[-1]))
+marks = collections.defaultdict(list)
+for events in runs.values():
+    events.sort()
+    execs = [(time, tid) for time, tid, event in events if event == "sched_process_exec"]
+    if not execs:
+        continue
+    start, main = execs[0]
+    seen, last = collections.Counter(), {}
+    for time, tid, event in events:
+        if event == "sched_process_exec" or (event == "sched_process_exit" and tid != main):
+            continue
+        # A function entered twice at once (a thunk and its body) is one mark.
+        if time - last.get((event, tid), -1) < 20e-6:
+            continue
+        last[(event, tid)] = time
+        seen[event] += 1
+        marks[(event, seen[event], "main" if tid == main else "other")].append((time - start) * 1000)
+complete = max((len(times) for times in marks.values()), default=0)
+for (event, nth, thread), times in sorted(marks.items(), key=lambda item: statistics.median(item[1])):
+    if len(times) * 2 < complete:
+        continue
+    name = event.removeprefix("step_").removesuffix("__return").replace("_end", " returns")
+    name = "exit" if event == "sched_process_exit" else name
+    name = name.replace("_", "-") + (f" ({nth})" if nth > 1 else "")
+    print(f"  {statistics.median(times):7.2f} ms  {thread:5}  {name}")
 '
