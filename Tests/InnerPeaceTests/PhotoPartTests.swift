@@ -4,7 +4,7 @@ import Testing
 
 @testable import InnerPeace
 
-/// Decoding only the part of a photo that a card shows (``ImageDecoding/decode(_:covering:threads:part:)``,
+/// Decoding only the part of a photo that a card shows (``ImageDecoding/decode(_:covering:part:)``,
 /// ``BackgroundScaler/shownPart(decoded:canvas:crop:)``) paints the same canvas as decoding it
 /// whole: every bundled photo, at every preset and some odd canvases, every zoom of the focus
 /// crop and places from one edge to the other. And a photo it cannot decode a part of (damaged,
@@ -28,7 +28,6 @@ import Testing
   func aPartPaintsTheWholeDecodesPixels(picture: String) throws {
     let bytes = try Catalog.bundled().readPicture(picture)
     var parts = 0
-    var split = 0
     var differing: [String] = []
     for canvas in Self.canvases {
       for zoom in FocusCrop.zooms {
@@ -41,14 +40,6 @@ import Testing
           }
           #expect(part.pixels.width == whole.pixels.width && part.pixels.height == whole.pixels.height)
           if part.part != nil { parts += 1 }
-          // In two halves at once (renderOne's decode of a zoomed crop): the same part's pixels.
-          let halves = try ImageDecoding.decode(bytes, covering: covering, threads: 2) {
-            BackgroundScaler.shownPart(decoded: $0, canvas: canvas, crop: crop)
-          }
-          if let box = part.part, box.height >= 2 * ImageDecoding.minimumRowsPerThread { split += 1 }
-          if !Self.samePart(halves, part) {
-            differing.append("\(canvas.0)x\(canvas.1) zoom \(zoom) at (\(shiftX), \(shiftY)), in halves")
-          }
           // Bools, not arrays: swift-testing's diff of two large arrays takes minutes.
           if try Self.painted(part, canvas: canvas, crop: crop) != Self.painted(whole, canvas: canvas, crop: crop) {
             differing.append("\(canvas.0)x\(canvas.1) zoom \(zoom) at (\(shiftX), \(shiftY))")
@@ -59,29 +50,6 @@ import Testing
     #expect(differing.isEmpty, "\(picture): the part paints other pixels at \(differing)")
     // Most of these crops show a part of the photo: the part's decode must have run for them.
     #expect(parts >= Self.canvases.count * FocusCrop.zooms.count * Self.places.count / 3, "\(picture): \(parts) parts")
-    #expect(split >= parts / 3, "\(picture): \(split) of \(parts) parts decoded in halves")
-  }
-
-  /// Whether two decodes of a photo decoded the same part (or both the whole image) to the same
-  /// pixels there.
-  static func samePart(_ one: DecodedPhoto, _ other: DecodedPhoto) -> Bool {
-    guard one.pixels.width == other.pixels.width, one.pixels.height == other.pixels.height else { return false }
-    switch (one.part, other.part) {
-    case (nil, nil): break
-    case (let a?, let b?) where a == b: break
-    default: return false
-    }
-    let box = one.part ?? (0, 0, one.pixels.width, one.pixels.height)
-    let stride = one.pixels.width * 4
-    // memcmp per row: an element-wise comparison of slices takes minutes in a debug build.
-    return one.pixels.bytes.withUnsafeBytes { a in
-      other.pixels.bytes.withUnsafeBytes { b in
-        (box.y..<(box.y + box.height)).allSatisfy { row in
-          let start = row * stride + box.x * 4
-          return memcmp(a.baseAddress! + start, b.baseAddress! + start, box.width * 4) == 0
-        }
-      }
-    }
   }
 
   /// The part is the pixels shown and the filter's reach, inside the decoded image, and none when
@@ -116,33 +84,23 @@ import Testing
     let crop = FocusCrop(zoom: 1.3, shiftX: 0.5, shiftY: 0)
     let covering = Self.covering(canvas, crop.zoom)
     let whole = Result { () throws(InnerPeaceError) in try ImageDecoding.decode(bytes, covering: covering) }
-    for threads in [1, 2] {
-      let part = Result { () throws(InnerPeaceError) in
-        try ImageDecoding.decode(bytes, covering: covering, threads: threads) {
-          BackgroundScaler.shownPart(decoded: $0, canvas: canvas, crop: crop)
-        }
+    let part = Result { () throws(InnerPeaceError) in
+      try ImageDecoding.decode(bytes, covering: covering) {
+        BackgroundScaler.shownPart(decoded: $0, canvas: canvas, crop: crop)
       }
-      try Self.expectSameOutcome(whole, part, canvas: canvas, crop: crop, "\(threads) thread(s)")
     }
-  }
-
-  /// Expects the part's decode to end as the whole decode did: the same canvas, or the same error.
-  static func expectSameOutcome(
-    _ whole: Result<Pixels, InnerPeaceError>, _ part: Result<DecodedPhoto, InnerPeaceError>, canvas: (Int, Int),
-    crop: FocusCrop, _ label: String
-  ) throws {
     switch (whole, part) {
     case (.success(let pixels), .success(let decoded)):
       // Decoded whole after a warning; or a part, when the damage decodes without one (bytes
       // that are valid codes, for other coefficients): the same pixels either way.
       #expect(
         try Self.painted(decoded, canvas: canvas, crop: crop)
-          == Self.painted(DecodedPhoto(whole: pixels), canvas: canvas, crop: crop), "\(label)")
+          == Self.painted(DecodedPhoto(whole: pixels), canvas: canvas, crop: crop))
     case (.failure(let wholeError), .failure(let partError)):
-      #expect(wholeError == partError, "\(label)")
+      #expect(wholeError == partError)
     default:
       Issue.record(
-        "\(label): the whole decode gave \(whole.map { _ in "pixels" }), the part's \(part.map { "pixels, part \(String(describing: $0.part))" })"
+        "the whole decode gave \(whole.map { _ in "pixels" }), the part's \(part.map { "pixels, part \(String(describing: $0.part))" })"
       )
     }
   }

@@ -175,13 +175,10 @@ package enum ImageDecoding {
   /// fraction of the CPU (libjpeg decodes the part's rows and columns only). A part is decoded
   /// for an upright baseline JPEG that decodes cleanly (``innerpeace_jpeg_decode_part``); any
   /// other image, or one whose part did not decode cleanly, is decoded whole here as before, so
-  /// that its outcome (its pixels, or the error) is unchanged. With `threads` 2, a part of at
-  /// least ``minimumRowsPerThread`` rows a thread is decoded in two halves at once, the lower on
-  /// another thread: each half's decode reads the whole stream, so either half meets any damage
-  /// as the one-piece decode does.
+  /// that its outcome (its pixels, or the error) is unchanged.
   /// - Throws: ``InnerPeaceError/decodingFailed(reason:)`` as ``decode(_:covering:)`` does.
   static func decode(
-    _ bytes: [UInt8], covering target: (width: Int, height: Int), threads: Int = 1,
+    _ bytes: [UInt8], covering target: (width: Int, height: Int),
     part: ((width: Int, height: Int)) -> (x: Int, y: Int, width: Int, height: Int)?
   ) throws(InnerPeaceError) -> DecodedPhoto {
     let header: Header
@@ -193,8 +190,7 @@ package enum ImageDecoding {
       let scaling = jpegScaling(header, covering: target)
       if let box = part((scaling.width, scaling.height)),
         let pixels = decodeJPEGPart(
-          bytes, scaling: scaling, box, colour: ColourTransform(header, bytes, layout: INNERPEACE_LAYOUT_BGRX),
-          threads: threads)
+          bytes, scaling: scaling, box, colour: ColourTransform(header, bytes, layout: INNERPEACE_LAYOUT_BGRX))
       {
         return DecodedPhoto(pixels: pixels, part: box)
       }
@@ -203,45 +199,28 @@ package enum ImageDecoding {
     return DecodedPhoto(whole: try decode(bytes, header: header, covering: target))
   }
 
-  /// The fewest rows each thread of a two-thread part decode gets; a smaller part is decoded in
-  /// one piece (each half re-reads the whole stream, which a few rows do not repay).
-  static let minimumRowsPerThread = 128
-
   /// Rows and columns `box` of the JPEG decoded at `scaling`, in their place in an image of the
   /// scaled size (see ``DecodedPhoto``), converted by `colour`; or `nil` when libjpeg did not
-  /// decode them cleanly (see ``innerpeace_jpeg_decode_part``). With `threads` 2 and rows enough,
-  /// the lower half of the rows is decoded on another thread meanwhile: each call writes only its
-  /// own rows of the buffer.
+  /// decode them cleanly (see ``innerpeace_jpeg_decode_part``).
   private static func decodeJPEGPart(
     _ bytes: [UInt8], scaling: (width: Int, height: Int, num: Int, denom: Int),
-    _ box: (x: Int, y: Int, width: Int, height: Int), colour: ColourTransform?, threads: Int
+    _ box: (x: Int, y: Int, width: Int, height: Int), colour: ColourTransform?
   ) -> Pixels? {
     guard box.x >= 0, box.y >= 0, box.width > 0, box.height > 0, box.x + box.width <= scaling.width,
       box.y + box.height <= scaling.height
     else { return nil }
     let stride = scaling.width * 4
-    // Rows [y, y + height) of the box, into the image at `target`: 0 when they decoded cleanly.
-    @Sendable func decodeRows(_ target: RowTarget, y: Int, height: Int) -> Int32 {
-      bytes.withUnsafeBufferPointer { source in
-        innerpeace_jpeg_decode_part(
-          source.baseAddress, source.count, UInt32(scaling.num), UInt32(scaling.denom), UInt32(scaling.width),
-          UInt32(scaling.height), UInt32(box.x), UInt32(y), UInt32(box.width), UInt32(height), target.base,
-          stride, nil, 0)
-      }
-    }
-    let upper = threads >= 2 && box.height >= 2 * minimumRowsPerThread ? box.height / 2 : box.height
     var status: Int32 = 1
     let decoded = [UInt8](unsafeUninitializedCapacity: stride * scaling.height) { buffer, count in
       // Only the part's rows are written; the pages of the others are never touched.
       let first = buffer.baseAddress! + box.y * stride + box.x * 4
       innerpeace_advise_huge_pages(buffer.baseAddress! + box.y * stride, box.height * stride)
-      let target = RowTarget(base: buffer.baseAddress!)
-      // Joined here, before the buffer is handed on.
-      let lower =
-        upper < box.height
-        ? BackgroundWork { decodeRows(target, y: box.y + upper, height: box.height - upper) } : nil
-      status = decodeRows(target, y: box.y, height: upper)
-      if let lower, lower.wait() != 0 { status = 1 }
+      status = bytes.withUnsafeBufferPointer { source in
+        innerpeace_jpeg_decode_part(
+          source.baseAddress, source.count, UInt32(scaling.num), UInt32(scaling.denom), UInt32(scaling.width),
+          UInt32(scaling.height), UInt32(box.x), UInt32(box.y), UInt32(box.width), UInt32(box.height),
+          buffer.baseAddress, stride, nil, 0)
+      }
       if status == 0, let colour {
         for row in 0..<box.height { colour.apply(first + row * stride, count: box.width) }
       }
@@ -854,11 +833,4 @@ enum Exif {
     }
     return nil
   }
-}
-
-/// The start of a decode's output buffer, handed to the thread that decodes the lower rows of a
-/// part (``ImageDecoding/decode(_:covering:threads:part:)``): each thread writes only its own
-/// rows, and the buffer outlives both (the second thread is joined before it is handed on).
-private struct RowTarget: @unchecked Sendable {
-  let base: UnsafeMutablePointer<UInt8>
 }

@@ -51,7 +51,7 @@ enum BackgroundScaler {
   }
 }
 
-/// A decoded photo (``ImageDecoding/decode(_:covering:threads:part:)``): the whole image, or only a part
+/// A decoded photo (``ImageDecoding/decode(_:covering:part:)``): the whole image, or only a part
 /// of it decoded, in its place in a buffer of the whole image's size. Outside the part its bytes
 /// are not the image's: most are never written (their pages cost no memory), a few columns
 /// beside it are libjpeg's crop margin. Nothing reads them (``BackgroundScaler/shownPart``).

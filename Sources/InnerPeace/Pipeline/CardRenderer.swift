@@ -143,13 +143,12 @@ public final class CardRenderer: Sendable {
       let bytes = checked?.bytes ?? read?.bytes
       // A zoom that needs another decoded size than the other thread's is decoded on a further
       // thread from now on, while this one makes the halo's text image. The crop is known: only
-      // the part the canvas shows is decoded where it can be, in two halves at once (this thread
-      // would otherwise wait for it).
+      // the part the canvas shows is decoded where it can be.
       let covering = Self.covering(canvas, crop)
       if let prefetch, let bytes, !Self.decodeAlike(bytes, covering, prefetch.covering) {
         let canvasSize = (canvas.width, canvas.height)
         redecode = BackgroundWork {
-          Self.decode(bytes, covering, name: pictureName, threads: 2) {
+          Self.decode(bytes, covering, name: pictureName) {
             BackgroundScaler.shownPart(decoded: $0, canvas: canvasSize, crop: crop)
           }
         }
@@ -307,15 +306,13 @@ public final class CardRenderer: Sendable {
   }
 
   /// The photo `name`'s `bytes` decoded to cover `covering`, or only the `part` of it that a
-  /// canvas shows where it can be, on `threads` threads
-  /// (``ImageDecoding/decode(_:covering:threads:part:)``); or the error naming the photo.
+  /// canvas shows where it can be (``ImageDecoding/decode(_:covering:part:)``); or the error
+  /// naming the photo.
   private static func decode(
-    _ bytes: [UInt8], _ covering: (width: Int, height: Int), name: String, threads: Int = 1,
+    _ bytes: [UInt8], _ covering: (width: Int, height: Int), name: String,
     part: ((width: Int, height: Int)) -> (x: Int, y: Int, width: Int, height: Int)?
   ) -> Result<DecodedPhoto, InnerPeaceError> {
-    naming(name) { () throws(InnerPeaceError) in
-      try ImageDecoding.decode(bytes, covering: covering, threads: threads, part: part)
-    }
+    naming(name) { () throws(InnerPeaceError) in try ImageDecoding.decode(bytes, covering: covering, part: part) }
   }
 
   /// What `decode` gives, its decoding failure as the photo `name`'s.
