@@ -122,24 +122,28 @@ EOF
 chmod +x "$OUT/loop.sh"
 perf record -q -o "$OUT/perf.data" -e sched:sched_process_exec -e sched:sched_process_exit "${events[@]}" \
   "$OUT/loop.sh" >/dev/null 2>"$OUT/record.err" || { echo "  perf record failed:"; cat "$OUT/record.err"; }
-perf script -i "$OUT/perf.data" -F pid,tid,time,event 2>/dev/null | python3 -c '
+perf script -i "$OUT/perf.data" -F comm,pid,tid,time,event 2>/dev/null | python3 -c '
 import collections, statistics, sys
+# A line: the thread name (it may hold spaces), pid/tid, time, event.
 runs = collections.defaultdict(list)
 for line in sys.stdin:
     parts = line.split()
-    if len(parts) < 3 or "/" not in parts[0]:
+    at = next((k for k, part in enumerate(parts) if "/" in part and part.replace("/", "").isdigit()), None)
+    if at is None or len(parts) < at + 3:
         continue
-    pid, tid = parts[0].split("/")
-    runs[pid].append((float(parts[1].rstrip(":")), tid, parts[2].rstrip(":").split(":")[-1]))
+    pid, tid = parts[at].split("/")
+    event = parts[at + 2].rstrip(":").split(":")[-1]
+    runs[pid].append((float(parts[at + 1].rstrip(":")), tid, event, " ".join(parts[:at])))
 marks = collections.defaultdict(list)
 for events in runs.values():
     events.sort()
-    execs = [(time, tid) for time, tid, event in events if event == "sched_process_exec"]
+    # The renders only: not the loop`s shell, nor seq.
+    execs = [(time, tid) for time, tid, event, comm in events if event == "sched_process_exec" and comm == sys.argv[1]]
     if not execs:
         continue
     start, main = execs[0]
     seen, last = collections.Counter(), {}
-    for time, tid, event in events:
+    for time, tid, event, _ in events:
         if event == "sched_process_exec" or (event == "sched_process_exit" and tid != main):
             continue
         # A function entered twice at once (a thunk and its body) is one mark.
@@ -156,4 +160,4 @@ for (event, nth, thread), times in sorted(marks.items(), key=lambda item: statis
     name = "exit" if event == "sched_process_exit" else name
     name = name.replace("_", "-") + (f" ({nth})" if nth > 1 else "")
     print(f"  {statistics.median(times):7.2f} ms  {thread:5}  {name}")
-'
+' "$(basename "$BIN" | cut -c1-15)"
