@@ -144,14 +144,9 @@ public final class CardRenderer: Sendable {
       // A zoom that needs another decoded size than the other thread's is decoded on a further
       // thread from now on, while this one makes the halo's text image. The crop is known: only
       // the part the canvas shows is decoded where it can be.
-      let covering = Self.covering(canvas, crop)
-      if let prefetch, let bytes, !Self.decodeAlike(bytes, covering, prefetch.covering) {
-        let canvasSize = (canvas.width, canvas.height)
-        redecode = BackgroundWork {
-          Self.decode(bytes, covering, name: pictureName) {
-            BackgroundScaler.shownPart(decoded: $0, canvas: canvasSize, crop: crop)
-          }
-        }
+      let canvasSize = (width: canvas.width, height: canvas.height)
+      if let prefetch, let bytes, !Self.decodeAlike(bytes, Self.covering(canvasSize, crop), prefetch.covering) {
+        redecode = BackgroundWork { Self.decodeShown(bytes, canvas: canvasSize, crop: crop, name: pictureName) }
       }
       photo = (crop, bytes)
     }
@@ -275,10 +270,7 @@ public final class CardRenderer: Sendable {
       // the canvas shows is decoded where it can be: the same pixels there.
       let data: [UInt8]
       if let bytes { data = bytes } else { data = try catalog.readPicture(name) }
-      let canvasSize = (canvas.width, canvas.height)
-      return try Self.decode(data, Self.covering(canvas, crop), name: name) {
-        BackgroundScaler.shownPart(decoded: $0, canvas: canvasSize, crop: crop)
-      }.get()
+      return try Self.decodeShown(data, canvas: (canvas.width, canvas.height), crop: crop, name: name).get()
     }
     // Taken, so the decoded photo goes as soon as it is painted, before the cache copies the canvas.
     try clock.measure(.scale) { () throws(InnerPeaceError) in
@@ -301,18 +293,21 @@ public final class CardRenderer: Sendable {
   }
 
   /// The size a photo is decoded to cover for `crop` on `canvas`: large enough for its zoom too.
-  private static func covering(_ canvas: ImageSurface, _ crop: FocusCrop) -> (width: Int, height: Int) {
+  private static func covering(_ canvas: (width: Int, height: Int), _ crop: FocusCrop) -> (width: Int, height: Int) {
     (Int((Double(canvas.width) * crop.zoom).rounded(.up)), Int((Double(canvas.height) * crop.zoom).rounded(.up)))
   }
 
-  /// The photo `name`'s `bytes` decoded to cover `covering`, or only the `part` of it that a
-  /// canvas shows where it can be (``ImageDecoding/decode(_:covering:part:)``); or the error
-  /// naming the photo.
-  private static func decode(
-    _ bytes: [UInt8], _ covering: (width: Int, height: Int), name: String,
-    part: ((width: Int, height: Int)) -> (x: Int, y: Int, width: Int, height: Int)?
+  /// The photo `name`'s `bytes` decoded to cover `canvas` for `crop`: only the part the canvas
+  /// shows where it can be (``ImageDecoding/decode(_:covering:part:)``,
+  /// ``BackgroundScaler/shownPart(decoded:canvas:crop:)``); or the error naming the photo.
+  private static func decodeShown(
+    _ bytes: [UInt8], canvas: (width: Int, height: Int), crop: FocusCrop, name: String
   ) -> Result<DecodedPhoto, InnerPeaceError> {
-    naming(name) { () throws(InnerPeaceError) in try ImageDecoding.decode(bytes, covering: covering, part: part) }
+    naming(name) { () throws(InnerPeaceError) in
+      try ImageDecoding.decode(bytes, covering: covering(canvas, crop)) {
+        BackgroundScaler.shownPart(decoded: $0, canvas: canvas, crop: crop)
+      }
+    }
   }
 
   /// What `decode` gives, its decoding failure as the photo `name`'s.
