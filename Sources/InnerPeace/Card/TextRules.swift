@@ -48,15 +48,56 @@ enum TextRules {
     return !blankSymbols.contains(scalar.value)
   }
 
-  /// Symbols that are blank by design.
-  private static let blankSymbols: Set<UInt32> = [0x2800]
+  /// Symbols that are blank by design. (An array: the first use of a `Set` of them had the Swift
+  /// runtime scan all of the binary's 8,661 protocol conformances, about 0.3 million instructions.)
+  private static let blankSymbols: [UInt32] = [0x2800]
 
-  private static func tidy(
+  /// The text tidied and checked: ``isPlain(_:)`` text takes the short way, which gives what
+  /// ``tidyAnyText(_:maximumCharacters:error:)`` gives it, and every other text the long one.
+  static func tidy(
     _ text: String, maximumCharacters: Int, error: (String) -> InnerPeaceError
   ) throws(InnerPeaceError) -> String {
+    guard isPlain(text) else { return try tidyAnyText(text, maximumCharacters: maximumCharacters, error: error) }
+    try checkBytes(text, error: error)
+    let tidied = text.trimmingWhiteSpace()
+    try checkCharacters(tidied.unicodeScalars.count, maximumCharacters: maximumCharacters, error: error)
+    return tidied
+  }
+
+  /// Whether tidying has nothing to change or check in `text` but its surrounding white space and
+  /// its length, and each code point is a character of its own: every code point is a line feed,
+  /// printable ASCII, printable Latin-1 (U+00A0-U+00FF) or one of the dashes, quotation marks,
+  /// bullets and leaders of U+2010-U+2027 (most catalog quotes). Such a text holds no CR, tab,
+  /// control character, line or paragraph separator, bidi control or combining mark, and nothing
+  /// that joins code points into one character.
+  static func isPlain(_ text: String) -> Bool {
+    text.unicodeScalars.allSatisfy { scalar in
+      switch scalar.value {
+      case 0x0A, 0x20...0x7E, 0xA0...0xFF, 0x2010...0x2027: true
+      default: false
+      }
+    }
+  }
+
+  private static func checkBytes(_ text: String, error: (String) -> InnerPeaceError) throws(InnerPeaceError) {
     guard text.utf8.count <= Limits.maximumTextBytes else {
       throw error("\(text.utf8.count) bytes is more than the limit of \(Limits.maximumTextBytes)")
     }
+  }
+
+  private static func checkCharacters(
+    _ characters: Int, maximumCharacters: Int, error: (String) -> InnerPeaceError
+  ) throws(InnerPeaceError) {
+    guard characters <= maximumCharacters else {
+      throw error("\(characters) characters is more than the limit of \(maximumCharacters)")
+    }
+  }
+
+  /// Tidies and checks any text, code point by code point and character by character.
+  static func tidyAnyText(
+    _ text: String, maximumCharacters: Int, error: (String) -> InnerPeaceError
+  ) throws(InnerPeaceError) -> String {
+    try checkBytes(text, error: error)
     var scalars = String.UnicodeScalarView()
     var previousWasCR = false
     for scalar in text.unicodeScalars {
@@ -82,10 +123,7 @@ enum TextRules {
       previousWasCR = false
     }
     let tidied = String(scalars).trimmingWhiteSpace()
-    let characters = tidied.count
-    guard characters <= maximumCharacters else {
-      throw error("\(characters) characters is more than the limit of \(maximumCharacters)")
-    }
+    try checkCharacters(tidied.count, maximumCharacters: maximumCharacters, error: error)
     try checkBidiControls(tidied, error: error)
     for character in tidied {
       let marks = character.unicodeScalars.count { scalar in
