@@ -16,6 +16,12 @@
 #    exec to the entry (and, for some, the return) of each step's function, on the card's thread
 #    ("main") or another ("other": the photo is read, checked and decoded on a second thread while
 #    the fonts load and the text is fitted, CardRenderer.renderOne; the PNG encoder's second band).
+# 4. Instructions, not seconds (valgrind's callgrind; skipped without valgrind): one render of the
+#    card, and of BEFORE's when given, counted per step (a function and everything it calls, on
+#    any thread). The counts repeat to about 0.1 % run to run whatever else the machine is doing,
+#    so a change of a step shows even when the timings above are lost in the noise. callgrind
+#    cannot read the release build's DWARF, so it runs a copy with the debug sections stripped
+#    (the symbols stay).
 # CARD_ARGS replaces the card's options (default: a zoomed aqua card, which decodes twice).
 # Bounded: every loop runs RUNS times. Leaves no probe behind.
 set -euo pipefail
@@ -161,3 +167,52 @@ for (event, nth, thread), times in sorted(marks.items(), key=lambda item: statis
     name = name.replace("_", "-") + (f" ({nth})" if nth > 1 else "")
     print(f"  {statistics.median(times):7.2f} ms  {thread:5}  {name}")
 ' "$(basename "$BIN" | cut -c1-15)"
+
+echo "== 4. instructions of one cold render, per step (callgrind)"
+if ! command -v valgrind >/dev/null; then
+  echo "  (valgrind not installed: skipped)"
+  exit 0
+fi
+count_steps() { # $1: the binary; prints the steps' counts
+  mkdir -p "$OUT/cg"
+  cp "$1" "$OUT/cg/innerpeace" && strip --strip-debug "$OUT/cg/innerpeace"
+  ln -sfn "$(dirname "$1")/innerpeace_InnerPeaceResources.resources" "$OUT/cg/"
+  valgrind --tool=callgrind --callgrind-out-file="$OUT/cg/out" "$OUT/cg/innerpeace" "${CARD[@]}" 2>/dev/null
+  callgrind_annotate --inclusive=yes --threshold=100 "$OUT/cg/out" 2>/dev/null | python3 -c '
+import re, sys
+steps = [
+    ("the whole process", "PROGRAM TOTALS"),
+    ("dynamic loader: loading, relocating", "_dl_start"),
+    ("shared library constructors", "_dl_init"),
+    ("argument parsing (ArgumentParser)", "$s14ArgumentParser15ParsableCommandPAAE11parseAsRoot"),
+    ("catalog load and checks", "$s13InnerPeaceCLI14CatalogOptionsV4load"),
+    ("fonts: FcInit", "FcInit"),
+    ("photo decode, whole (TurboJPEG)", "tjDecompress2"),
+    ("photo decode, part shown (libjpeg)", "innerpeace_jpeg_decode_part"),
+    ("the card on its thread: fit, scale, halo, text, encode", "$s10InnerPeace12CardRendererC6render33_"),
+    ("  of which the halo and text", "$s10InnerPeace8HaloTextO4draw_8geometry"),
+    ("PNG encode, the bands on both threads", "run_band_worker"),
+    ("write", "$s13InnerPeaceCLI12OutputTargetV5write"),
+    ("Swift conformance scans (all steps)", "swift_conformsToProtocolMaybeInstantiateSuperclasses(swift::TargetMetadata<swift::InProcess> const*, swift::TargetProtocolDescriptor<swift::InProcess> const*, bool)::$_2::operator()"),
+]
+found = {}
+for line in sys.stdin:
+    match = re.match(r"\s*([\d,]+) \(\s*[\d.]+%\)\s+(.*)$", line)
+    if not match:
+        continue
+    count, name = int(match.group(1).replace(",", "")), match.group(2)
+    name = name.split(":", 1)[1] if name.startswith("???:") or ".c:" in name.split(" ")[0] else name
+    for label, prefix in steps:
+        if name.startswith(prefix) and "\x27" not in name.split(" ")[0]:
+            found[label] = max(found.get(label, 0), count)
+for label, _ in steps:
+    if label in found:
+        print(f"  {found[label] / 1e6:8.1f} M  {label}")
+'
+}
+echo "  $BIN"
+count_steps "$BIN"
+if [ -n "${BEFORE:-}" ]; then
+  echo "  BEFORE: $BEFORE"
+  count_steps "$BEFORE"
+fi
