@@ -23,7 +23,7 @@ enum TextRules {
     let tidied = try tidy(text, maximumCharacters: Limits.maximumAuthorCharacters) { reason in
       .authorInvalid(reason: reason)
     }
-    guard !tidied.contains("\n") else { throw .authorInvalid(reason: "an author name is one line") }
+    guard !tidied.utf8.contains(0x0A) else { throw .authorInvalid(reason: "an author name is one line") }
     return hasVisibleCharacter(tidied) ? tidied : ""
   }
 

@@ -161,7 +161,7 @@ struct TextFitter {
     func mayFit(_ candidate: Int, lines: Int) -> Bool {
       (lineHeight * Double(lines) + otherHeight) * Double(candidate) <= Double(geometry.drawBounds.height)
     }
-    let isVerse = text.contains("\n")
+    let isVerse = text.utf8.contains(0x0A)
     if isVerse && geometry.adjustsSizeForParagraph {
       let verseLines = text.split(separator: "\n", omittingEmptySubsequences: false).count
       if measure.quote.lineCount == verseLines { return (size, measured) }
