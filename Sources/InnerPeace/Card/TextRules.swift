@@ -66,9 +66,9 @@ enum TextRules {
   /// Whether tidying has nothing to change or check in `text` but its surrounding white space and
   /// its length, and each code point is a character of its own: every code point is a line feed,
   /// printable ASCII, printable Latin-1 (U+00A0-U+00FF) or one of the dashes, quotation marks,
-  /// bullets and leaders of U+2010-U+2027 (most catalog quotes). Such a text holds no CR, tab,
-  /// control character, line or paragraph separator, bidi control or combining mark, and nothing
-  /// that joins code points into one character.
+  /// bullets and leaders of U+2010-U+2027 (as in every quote of the bundled catalog). Such a text
+  /// holds no CR, tab, control character, line or paragraph separator, bidi control or combining
+  /// mark, and nothing that joins code points into one character.
   static func isPlain(_ text: String) -> Bool {
     text.unicodeScalars.allSatisfy { scalar in
       switch scalar.value {
