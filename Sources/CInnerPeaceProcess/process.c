@@ -1,7 +1,6 @@
 #define _GNU_SOURCE
 #include "innerpeace_process.h"
 
-#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <unistd.h>
@@ -57,25 +56,6 @@ int innerpeace_worker_prepare(pid_t parent) {
 #endif
   if (parent > 0 && getppid() != parent) return -1;
   return 0;
-}
-
-int innerpeace_worker_yield_to_server(void) {
-#if defined(__linux__) && defined(SCHED_IDLE)
-  const struct sched_param parameters = {.sched_priority = 0};
-  return sched_setscheduler(0, SCHED_IDLE, &parameters) == 0 ? 0 : -1;
-#else
-  return -1;
-#endif
-}
-
-int innerpeace_runs_idle(pid_t pid) {
-#if defined(__linux__) && defined(SCHED_IDLE)
-  const int policy = sched_getscheduler(pid);
-  return policy < 0 ? -1 : (policy & ~SCHED_RESET_ON_FORK) == SCHED_IDLE;
-#else
-  (void)pid;
-  return -1;
-#endif
 }
 
 int innerpeace_pidfd_open(pid_t pid) {

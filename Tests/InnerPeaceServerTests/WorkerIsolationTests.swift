@@ -209,19 +209,6 @@ func wireRoundTrip(_ card: RenderedCard) throws -> (facts: CardFacts, bytes: [UI
     }
   }
 
-  /// The workers run at SCHED_IDLE and the server does not: a server thread that wakes to hand a
-  /// worker its next request takes the CPU from a render at once.
-  @Test(.timeLimit(.minutes(5)))
-  func workersYieldTheCPUToTheServer() async throws {
-    let server = try await WorkerServer.start(arguments: ["--concurrency", "2"], environment: [:])
-    defer { server.stop() }
-    _ = try #require(server.port, "no 'listening on' line; stderr: \(server.stderr)")
-    let workers = try await server.waitForWorkerStarts(2)
-    try #require(workers.count == 2, "\(workers)")
-    for worker in workers { #expect(innerpeace_runs_idle(worker) == 1, "worker \(worker)") }
-    #expect(innerpeace_runs_idle(server.pid) == 0)
-  }
-
   /// A worker sent a hello of another wire version refuses it: it exits with status 1 and says
   /// why on stderr (the server's log), instead of misreading the requests that would follow.
   @Test(.timeLimit(.minutes(5)))

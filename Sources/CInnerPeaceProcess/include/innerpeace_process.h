@@ -21,18 +21,6 @@ int innerpeace_spawn_worker(
 /// death signal was armed.
 int innerpeace_worker_prepare(pid_t parent);
 
-/// In a worker, as its loop starts: the calling thread (the one that renders) and the threads it
-/// starts later run at SCHED_IDLE (Linux), so that a thread of the server's process (the same
-/// service, the same cgroup) that wakes to hand a worker its next request or answer a client
-/// takes the CPU from a render at once, instead of waiting for the render's time slice to end. Among processes of other
-/// cgroups the workers' share is unchanged (the cgroup's weight decides it). No privilege is
-/// needed to lower one's own priority. Returns 0, or -1 (elsewhere, or refused): then the worker
-/// runs as before.
-int innerpeace_worker_yield_to_server(void);
-
-/// Whether process `pid` runs at SCHED_IDLE (1), not (0), or cannot be asked (-1).
-int innerpeace_runs_idle(pid_t pid);
-
 /// A descriptor that becomes readable when process `pid` (a child) ends, for the server to reap
 /// it the moment it does (Linux's pidfd_open, which glibc 2.36 has no Swift-visible prototype
 /// for). Returns the descriptor (close-on-exec), or -1 with errno set.

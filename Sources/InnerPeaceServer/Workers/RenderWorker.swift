@@ -18,8 +18,7 @@ public enum RenderWorker {
   /// Runs the worker loop; returns the process exit status (0 when the server closed stdin).
   ///
   /// First it arms the parent-death signal and ignores SIGINT and SIGTERM (the server drains,
-  /// then stops its workers), gives the server's threads the CPU first (SCHED_IDLE: see
-  /// `innerpeace_worker_yield_to_server`), and moves stdout aside so that nothing printed by a library can
+  /// then stops its workers), and moves stdout aside so that nothing printed by a library can
   /// garble a frame (fd 1 then points at stderr, the server's log). Then it answers the server's
   /// hello (refusing another wire version) with ready, and each render request with a card or a
   /// failure, which carries its memory at rest before the render (for `--worker-memory-mb`).
@@ -42,9 +41,6 @@ public enum RenderWorker {
     logger[metadataKey: "pid"] = .stringConvertible(Int(getpid()))
     let parent = ProcessInfo.processInfo.environment[WorkerLaunch.parentVariable].flatMap { pid_t($0) } ?? 0
     guard innerpeace_worker_prepare(parent) == 0 else { return 1 }
-    // The server's threads first: they hand workers their requests and answer clients
-    // (BENCHMARKS.md, "where an uncached card's worker waits").
-    _ = innerpeace_worker_yield_to_server()
     if RenderFaults.failsAtStart { return 3 }
     let output = fcntl(1, F_DUPFD_CLOEXEC, 3)
     guard output >= 0, dup2(2, 1) == 1 else { return 1 }
