@@ -56,8 +56,9 @@ enum TextRules {
   static func tidy(
     _ text: String, maximumCharacters: Int, error: (String) -> InnerPeaceError
   ) throws(InnerPeaceError) -> String {
-    guard isPlain(text) else { return try tidyAnyText(text, maximumCharacters: maximumCharacters, error: error) }
+    // The byte limit first, as the long way does: a text over it is refused before any scan.
     try checkBytes(text, error: error)
+    guard isPlain(text) else { return try tidyAnyText(text, maximumCharacters: maximumCharacters, error: error) }
     let tidied = text.trimmingWhiteSpace()
     try checkCharacters(tidied.unicodeScalars.count, maximumCharacters: maximumCharacters, error: error)
     return tidied
