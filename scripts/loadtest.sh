@@ -14,7 +14,10 @@
 #                 would get a 503 loop; "cards/s" counts the 200s only)
 #   3. overload:  the same at 64 connections: the admission limit answers 503 fast
 # It prints wrk's summary and latency percentiles for each, the status counts, and the server's
-# peak RSS (from /proc/PID/status VmHWM).
+# peak RSS (from /proc/PID/status VmHWM); for 2 and 3, the renders behind the cards (the server's
+# /metrics). It fails when scenario 2's cards shared renders. In 3 they do: a request for a card
+# already rendering joins that render without waiting for a worker, so the few 200s of an
+# overload are rich in joins.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION=${DURATION:-20}
@@ -49,14 +52,23 @@ function done(summary, latency, requests)
 end
 LUA
 cat > "$WORK/random.lua" <<'LUA'
--- A new seed for every request, so every request is a new card. No response() callback: with one,
--- wrk hands every ~0.9 MB body to Lua, which took wrk from 2.5 % to 9.6 % of the two cores in
--- scenario 2 and the cards/s down with it; the statuses come from wrk's own count of those over
--- 399 (summary.errors.status), so "cards/s (200)" counts the rest (no 3xx is sent here).
+-- A new seed for every request, so every request is a new card. Each wrk thread has a Lua state
+-- of its own whose math.random gives the same numbers as the others': the seed therefore ends in
+-- the thread's number and its own count of requests (without them, the two threads asked for the
+-- same cards at the same moments, and the server rendered each once for both). No response()
+-- callback: with one, wrk hands every ~0.9 MB body to Lua, which took wrk from 2.5 % to 9.6 % of
+-- the two cores in scenario 2 and the cards/s down with it; the statuses come from wrk's own count
+-- of those over 399 (summary.errors.status), so "cards/s (200)" counts the rest (no 3xx is sent
+-- here).
+local threads = 0
+function setup(thread)
+  threads = threads + 1
+  thread:set("id", threads)
+end
 counter = 0
 request = function()
   counter = counter + 1
-  return wrk.format("GET", "/random.png?seed=" .. math.random(1, 2^31) .. counter)
+  return wrk.format("GET", string.format("/random.png?seed=%d%d%06d", math.random(1, 2^31), id, counter))
 end
 function done(summary, latency, requests)
   local refused = summary.errors.status
@@ -75,6 +87,28 @@ start_server() {
     sleep 0.1
   done
   echo "loadtest: the server did not start" >&2; cat "$WORK/server.log" >&2; exit 1
+}
+# Cards rendered and /random cards answered 200 since the server started (its /metrics): a
+# request that joins a render of the same card already under way (the single-flight table) is
+# answered without a render of its own.
+render_counts() {
+  curl -fsS "http://127.0.0.1:$PORT/metrics" | awk '
+    index($0, "innerpeace_render_duration_seconds_count{") == 1 { renders += $2 }
+    index($0, "innerpeace_http_requests_total{route=\"/random.{format}\",status=\"200\"}") == 1 { cards += $2 }
+    END { printf "%d %d\n", renders, cards }'
+}
+# Prints the renders behind the cards answered. With `--require-own`, fails when under 98 of 100
+# cards were rendered for their own request (a seed picks one of the catalog's quote and picture
+# pairs, so two requests under way may still meet on one card now and then): the cards/s would
+# then count cards that shared a render.
+check_renders() {
+  local renders cards
+  read -r renders cards < <(render_counts)
+  echo "renders: $renders for $cards cards answered 200"
+  if [ "${1:-}" = --require-own ] && [ $((renders * 100)) -lt $((cards * 98)) ]; then
+    echo "loadtest: $cards cards from $renders renders: requests repeated seeds, so cards/s is not uncached cards" >&2
+    exit 1
+  fi
 }
 stop_server() {
   echo "peak RSS: $(awk '/VmHWM/ {printf "%.0f MB", $2 / 1024}' /proc/$SERVER/status)"
@@ -99,9 +133,11 @@ stop_server
 echo "== 2. uncached random og PNG cards, 4 connections, --cache-mb 0, ${DURATION}s"
 start_server --cache-mb 0 --max-renders-per-client 2 --max-queued-per-client 4
 wrk -t2 -c4 -d"${DURATION}s" --latency -s "$WORK/random.lua" "http://127.0.0.1:$PORT"
+check_renders --require-own
 stop_server
 
 echo "== 3. overload: uncached random cards, 64 connections, --cache-mb 0, ${DURATION}s"
 start_server --cache-mb 0
 wrk -t2 -c64 -d"${DURATION}s" --latency -s "$WORK/random.lua" "http://127.0.0.1:$PORT"
+check_renders
 stop_server

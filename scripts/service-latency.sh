@@ -12,7 +12,9 @@
 #              Prints wrk's p50, and the medians of the server's own log: the request (from its
 #              first byte to its last byte written) and the worker's render.
 #   uncached:  scripts/loadtest.sh's scenario 2 (a new seed each request, --cache-mb 0,
-#              4 connections, --max-renders-per-client 2 --max-queued-per-client 4): cards/s.
+#              4 connections, --max-renders-per-client 2 --max-queued-per-client 4): cards/s,
+#              and the renders behind the cards (the server's /metrics: each card should have
+#              its own).
 set -euo pipefail
 ROUNDS=3
 SECONDS_PER_RUN=10
@@ -38,11 +40,18 @@ function done(summary, latency, requests)
     summary.requests / (summary.duration / 1e6), ok, summary.errors.status))
 end
 LUA
+# As scripts/loadtest.sh's: the seed ends in the wrk thread's number and its count of requests, as
+# every thread's math.random gives the same numbers.
 cat > "$WORK/random.lua" <<'LUA'
+local threads = 0
+function setup(thread)
+  threads = threads + 1
+  thread:set("id", threads)
+end
 counter = 0
 request = function()
   counter = counter + 1
-  return wrk.format("GET", "/random.png?seed=" .. math.random(1, 2^31) .. counter)
+  return wrk.format("GET", string.format("/random.png?seed=%d%d%06d", math.random(1, 2^31), id, counter))
 end
 function done(summary, latency, requests)
   local cards = summary.requests - summary.errors.status
@@ -68,6 +77,14 @@ stop_server() {
   kill -TERM "$SERVER"
   wait "$SERVER" || true
   SERVER=
+}
+# "renders=R cards=C": cards rendered and /random cards answered 200 since the server started (its
+# /metrics; a request that joins a render of the same card under way has no render of its own).
+render_counts() {
+  curl -fsS "http://127.0.0.1:$PORT/metrics" | awk '
+    index($0, "innerpeace_render_duration_seconds_count{") == 1 { renders += $2 }
+    index($0, "innerpeace_http_requests_total{route=\"/random.{format}\",status=\"200\"}") == 1 { cards += $2 }
+    END { printf "renders=%d cards=%d\n", renders, cards }'
 }
 # The "ms" of the JSON log lines on standard input whose message is $1 (and status, if any, 200).
 log_ms() {
@@ -96,7 +113,7 @@ for round in $(seq 1 "$ROUNDS"); do
     render_ms=$(log_ms render <"$WORK/server.log" | median)
     stop_server
     start_server "$bin" --cache-mb 0 --max-renders-per-client 2 --max-queued-per-client 4
-    uncached=$(wrk -t2 -c4 -d"${SECONDS_PER_RUN}s" -s "$WORK/random.lua" "http://127.0.0.1:$PORT" | grep cards_per_s)
+    uncached="$(wrk -t2 -c4 -d"${SECONDS_PER_RUN}s" -s "$WORK/random.lua" "http://127.0.0.1:$PORT" | grep cards_per_s) $(render_counts)"
     stop_server
     echo "round=$round bin=$bin warm: $warm server_request_ms=$request_ms worker_render_ms=$render_ms | uncached: $uncached | load: $(cut -d' ' -f1-3 /proc/loadavg)"
   done
