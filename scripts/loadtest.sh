@@ -20,6 +20,7 @@
 # overload are rich in joins.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/random-cards.sh
 DURATION=${DURATION:-20}
 PORT=${PORT:-18181}
 command -v wrk >/dev/null || { echo "loadtest: install wrk (apt-get install wrk)" >&2; exit 1; }
@@ -51,25 +52,13 @@ function done(summary, latency, requests)
     latency:percentile(50) / 1000, latency:percentile(90) / 1000, latency:percentile(99) / 1000, latency.max / 1000))
 end
 LUA
-cat > "$WORK/random.lua" <<'LUA'
--- A new seed for every request, so every request is a new card. Each wrk thread has a Lua state
--- of its own whose math.random gives the same numbers as the others': the seed therefore ends in
--- the thread's number and its own count of requests (without them, the two threads asked for the
--- same cards at the same moments, and the server rendered each once for both). No response()
--- callback: with one, wrk hands every ~0.9 MB body to Lua, which took wrk from 2.5 % to 9.6 % of
--- the two cores in scenario 2 and the cards/s down with it; the statuses come from wrk's own count
--- of those over 399 (summary.errors.status), so "cards/s (200)" counts the rest (no 3xx is sent
--- here).
-local threads = 0
-function setup(thread)
-  threads = threads + 1
-  thread:set("id", threads)
-end
-counter = 0
-request = function()
-  counter = counter + 1
-  return wrk.format("GET", string.format("/random.png?seed=%d%d%06d", math.random(1, 2^31), id, counter))
-end
+# A new card each request (scripts/random-cards.sh). No response() callback: with one, wrk hands
+# every ~0.9 MB body to Lua, which took wrk from 2.5 % to 9.6 % of the two cores in scenario 2 and
+# the cards/s down with it; the statuses come from wrk's own count of those over 399
+# (summary.errors.status), so "cards/s (200)" counts the rest (no 3xx is sent here).
+{
+  random_cards_lua
+  cat <<'LUA'
 function done(summary, latency, requests)
   local refused = summary.errors.status
   io.write(string.format("statuses: 200=%d over-399=%d\n", summary.requests - refused, refused))
@@ -78,6 +67,7 @@ function done(summary, latency, requests)
     latency:percentile(50) / 1000, latency:percentile(90) / 1000, latency:percentile(99) / 1000, latency.max / 1000))
 end
 LUA
+} > "$WORK/random.lua"
 
 start_server() {
   "$BIN" serve --port "$PORT" "$@" 2>"$WORK/server.log" &
@@ -88,22 +78,13 @@ start_server() {
   done
   echo "loadtest: the server did not start" >&2; cat "$WORK/server.log" >&2; exit 1
 }
-# Cards rendered and /random cards answered 200 since the server started (its /metrics): a
-# request that joins a render of the same card already under way (the single-flight table) is
-# answered without a render of its own.
-render_counts() {
-  curl -fsS "http://127.0.0.1:$PORT/metrics" | awk '
-    index($0, "innerpeace_render_duration_seconds_count{") == 1 { renders += $2 }
-    index($0, "innerpeace_http_requests_total{route=\"/random.{format}\",status=\"200\"}") == 1 { cards += $2 }
-    END { printf "%d %d\n", renders, cards }'
-}
 # Prints the renders behind the cards answered. With `--require-own`, fails when under 98 of 100
 # cards were rendered for their own request (a seed picks one of the catalog's quote and picture
 # pairs, so two requests under way may still meet on one card now and then): the cards/s would
 # then count cards that shared a render.
 check_renders() {
   local renders cards
-  read -r renders cards < <(render_counts)
+  read -r renders cards < <(render_counts "$PORT")
   echo "renders: $renders for $cards cards answered 200"
   if [ "${1:-}" = --require-own ] && [ $((renders * 100)) -lt $((cards * 98)) ]; then
     echo "loadtest: $cards cards from $renders renders: requests repeated seeds, so cards/s is not uncached cards" >&2

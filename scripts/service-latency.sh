@@ -16,6 +16,7 @@
 #              and the renders behind the cards (the server's /metrics: each card should have
 #              its own).
 set -euo pipefail
+source "$(dirname "$0")/random-cards.sh"
 ROUNDS=3
 SECONDS_PER_RUN=10
 while getopts "r:d:" option; do
@@ -40,25 +41,16 @@ function done(summary, latency, requests)
     summary.requests / (summary.duration / 1e6), ok, summary.errors.status))
 end
 LUA
-# As scripts/loadtest.sh's: the seed ends in the wrk thread's number and its count of requests, as
-# every thread's math.random gives the same numbers.
-cat > "$WORK/random.lua" <<'LUA'
-local threads = 0
-function setup(thread)
-  threads = threads + 1
-  thread:set("id", threads)
-end
-counter = 0
-request = function()
-  counter = counter + 1
-  return wrk.format("GET", string.format("/random.png?seed=%d%d%06d", math.random(1, 2^31), id, counter))
-end
+{
+  random_cards_lua
+  cat <<'LUA'
 function done(summary, latency, requests)
   local cards = summary.requests - summary.errors.status
   io.write(string.format("cards_per_s=%.1f p50_ms=%.2f non2xx=%d\n", cards / (summary.duration / 1e6),
     latency:percentile(50) / 1000, summary.errors.status))
 end
 LUA
+} > "$WORK/random.lua"
 
 start_server() {
   local bin=$1
@@ -77,14 +69,6 @@ stop_server() {
   kill -TERM "$SERVER"
   wait "$SERVER" || true
   SERVER=
-}
-# "renders=R cards=C": cards rendered and /random cards answered 200 since the server started (its
-# /metrics; a request that joins a render of the same card under way has no render of its own).
-render_counts() {
-  curl -fsS "http://127.0.0.1:$PORT/metrics" | awk '
-    index($0, "innerpeace_render_duration_seconds_count{") == 1 { renders += $2 }
-    index($0, "innerpeace_http_requests_total{route=\"/random.{format}\",status=\"200\"}") == 1 { cards += $2 }
-    END { printf "renders=%d cards=%d\n", renders, cards }'
 }
 # The "ms" of the JSON log lines on standard input whose message is $1 (and status, if any, 200).
 log_ms() {
@@ -113,7 +97,7 @@ for round in $(seq 1 "$ROUNDS"); do
     render_ms=$(log_ms render <"$WORK/server.log" | median)
     stop_server
     start_server "$bin" --cache-mb 0 --max-renders-per-client 2 --max-queued-per-client 4
-    uncached="$(wrk -t2 -c4 -d"${SECONDS_PER_RUN}s" -s "$WORK/random.lua" "http://127.0.0.1:$PORT" | grep cards_per_s) $(render_counts)"
+    uncached="$(wrk -t2 -c4 -d"${SECONDS_PER_RUN}s" -s "$WORK/random.lua" "http://127.0.0.1:$PORT" | grep cards_per_s) $(render_counts "$PORT" | awk '{ print "renders=" $1 " cards=" $2 }')"
     stop_server
     echo "round=$round bin=$bin warm: $warm server_request_ms=$request_ms worker_render_ms=$render_ms | uncached: $uncached | load: $(cut -d' ' -f1-3 /proc/loadavg)"
   done
