@@ -59,7 +59,7 @@ let package = Package(
       name: "InnerPeaceResources",
       path: ".",
       exclude: [
-        "README.md", "BENCHMARKS.md", "LICENSE", "Dockerfile", "Tests", "Sources/CInnerPeace",
+        "README.md", "BENCHMARKS.md", "LICENSE", "Dockerfile", "compose.yaml", "Tests", "Sources/CInnerPeace",
         "Sources/CInnerPeaceKernels",
         "Sources/CInnerPeaceProcess", "Sources/CInnerPeaceCodecs", "Sources/InnerPeace",
         "Sources/InnerPeaceCLI", "Sources/InnerPeaceBench", "Sources/InnerPeaceServer", "docs",
