@@ -1,0 +1,38 @@
+#ifndef INNERPEACE_WEBP_H
+#define INNERPEACE_WEBP_H
+
+// The lossy WebP encoder for opaque cards: a VP8 key frame (RFC 6386) of Cairo's B G R X pixels,
+// converted to Y'CbCr 4:2:0 as libwebp converts them, every macroblock predicted whole (16x16
+// luma, 8x8 chroma: DC, vertical, horizontal or TrueMotion, whichever leaves the smallest sum of
+// absolute differences), its residual transformed and quantized with libwebp's rounding, and its
+// tokens coded with the format's default probabilities, in one pass. libwebp's own encoder (method
+// 0) also tries 4x4 predictions and adapts its probabilities, in several passes; this one gives up
+// those few percent of size for less than half the time. Output depends only on the pixels and the
+// arguments: plain C, the same bytes on every machine.
+
+#include <stddef.h>
+#include <stdint.h>
+
+/// The results of `innerpeace_webp_encode`.
+enum {
+  INNERPEACE_WEBP_OK = 0,
+  /// Memory ran out.
+  INNERPEACE_WEBP_NO_MEMORY = 1,
+  /// The image is larger than VP8 allows (16383 pixels a side), or a partition of its tokens would
+  /// be (16 MiB).
+  INNERPEACE_WEBP_TOO_LARGE = 2,
+  /// A width or height below 1, or a quality outside 0...100.
+  INNERPEACE_WEBP_INVALID = 3,
+};
+
+/// Writes a whole WebP file (RIFF, one `VP8 ` chunk) of the opaque Cairo pixels `pixels` (rows
+/// `stride` bytes apart, B G R X; X is ignored) at `quality` 0 (smallest) to 100, mapped to VP8's
+/// quantizer as libwebp maps its quality. `loop_filter` 0 turns the decoder's loop filter off (the
+/// decoded image is then exactly the encoder's reconstruction); 1 sets its level from the quantizer
+/// as libwebp does. On success `*output` is a buffer from `malloc` holding `*size` bytes, which the
+/// caller frees. When `reconstruction` is not NULL, it receives the planes a decoder rebuilds before
+/// its loop filter: Y (width x height), then U and V ((width + 1) / 2 x (height + 1) / 2 each).
+int innerpeace_webp_encode(const uint8_t *pixels, size_t stride, int width, int height, int quality,
+                           int loop_filter, uint8_t **output, size_t *size, uint8_t *reconstruction);
+
+#endif

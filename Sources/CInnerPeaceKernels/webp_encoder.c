@@ -1,0 +1,848 @@
+#include "innerpeace_webp.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+// The constants below are the VP8 format's (RFC 6386) and libwebp's encoder's (BSD licence,
+// src/enc and src/dsp of libwebp 1.5): token probabilities, quantizer steps, the rounding of the
+// transforms and of the quantizer, so that the bitstream decodes as libwebp's would.
+
+enum { quantizer_fix = 17, maximum_level = 2047, maximum_partition0 = 1 << 19 };
+enum { maximum_partition = 1 << 24, maximum_side = 16383 };
+
+// VP8's quantizer index for each quality 0...100: libwebp's QualityToCompression (q = 127 x (1 -
+// c^(1/3)), c linear in the quality in two pieces), precomputed.
+static const uint8_t kQuantizerForQuality[101] = {
+    127, 103, 96, 92, 89, 86, 83, 81, 79, 77, 75, 73, 72, 70, 69, 68, 66, 65, 64, 63, 62,
+    61,  60,  59, 58, 57, 56, 55, 54, 53, 52, 51, 51, 50, 49, 48, 48, 47, 46, 45, 45, 44,
+    43,  43,  42, 41, 41, 40, 40, 39, 38, 38, 37, 37, 36, 36, 35, 35, 34, 33, 33, 32, 32,
+    31,  31,  30, 30, 29, 29, 28, 28, 28, 27, 27, 26, 26, 24, 23, 22, 21, 19, 18, 17, 16,
+    15,  14,  13, 12, 11, 10, 9,  8,  7,  6,  5,  4,  3,  2,  1,  0,  0};
+
+static const uint8_t kDcTable[128] = {
+    4,   5,   6,   7,   8,   9,   10,  10,  11,  12,  13,  14,  15,  16,  17,  17,  18,  19,  20,
+    20,  21,  21,  22,  22,  23,  23,  24,  25,  25,  26,  27,  28,  29,  30,  31,  32,  33,  34,
+    35,  36,  37,  37,  38,  39,  40,  41,  42,  43,  44,  45,  46,  46,  47,  48,  49,  50,  51,
+    52,  53,  54,  55,  56,  57,  58,  59,  60,  61,  62,  63,  64,  65,  66,  67,  68,  69,  70,
+    71,  72,  73,  74,  75,  76,  76,  77,  78,  79,  80,  81,  82,  83,  84,  85,  86,  87,  88,
+    89,  91,  93,  95,  96,  98,  100, 101, 102, 104, 106, 108, 110, 112, 114, 116, 118, 122, 124,
+    126, 128, 130, 132, 134, 136, 138, 140, 143, 145, 148, 151, 154, 157};
+
+static const uint16_t kAcTable[128] = {
+    4,   5,   6,   7,   8,   9,   10,  11,  12,  13,  14,  15,  16,  17,  18,  19,  20,  21,  22,
+    23,  24,  25,  26,  27,  28,  29,  30,  31,  32,  33,  34,  35,  36,  37,  38,  39,  40,  41,
+    42,  43,  44,  45,  46,  47,  48,  49,  50,  51,  52,  53,  54,  55,  56,  57,  58,  60,  62,
+    64,  66,  68,  70,  72,  74,  76,  78,  80,  82,  84,  86,  88,  90,  92,  94,  96,  98,  100,
+    102, 104, 106, 108, 110, 112, 114, 116, 119, 122, 125, 128, 131, 134, 137, 140, 143, 146, 149,
+    152, 155, 158, 161, 164, 167, 170, 173, 177, 181, 185, 189, 193, 197, 201, 205, 209, 213, 217,
+    221, 225, 229, 234, 239, 245, 249, 254, 259, 264, 269, 274, 279, 284};
+
+static const uint8_t kZigzag[16] = {0, 1, 4, 8, 5, 2, 3, 6, 9, 12, 13, 10, 7, 11, 14, 15};
+static const uint8_t kBands[16 + 1] = {0, 1, 2, 3, 6, 4, 5, 6, 6, 6, 6, 6, 6, 6, 6, 7, 0};
+
+static const uint8_t kCat3[] = {173, 148, 140};
+static const uint8_t kCat4[] = {176, 155, 140, 135};
+static const uint8_t kCat5[] = {180, 157, 141, 134, 130};
+static const uint8_t kCat6[] = {254, 254, 243, 230, 196, 177, 153, 140, 133, 130, 129};
+
+// libwebp's rounding of each kind of coefficient ([luma AC, Y2, chroma][DC, AC], in 1/256) and
+// its sharpening of luma's high frequencies.
+static const uint8_t kBias[3][2] = {{96, 110}, {96, 108}, {110, 115}};
+static const uint8_t kSharpening[16] = {0, 30, 60, 90, 30, 60, 90, 90, 60, 90, 90, 90, 90, 90, 90, 90};
+
+static const uint8_t kDefaultProbabilities[4][8][3][11] = {
+  {
+    {{128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128}, {128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128}, {128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128}},
+    {{253, 136, 254, 255, 228, 219, 128, 128, 128, 128, 128}, {189, 129, 242, 255, 227, 213, 255, 219, 128, 128, 128}, {106, 126, 227, 252, 214, 209, 255, 255, 128, 128, 128}},
+    {{1, 98, 248, 255, 236, 226, 255, 255, 128, 128, 128}, {181, 133, 238, 254, 221, 234, 255, 154, 128, 128, 128}, {78, 134, 202, 247, 198, 180, 255, 219, 128, 128, 128}},
+    {{1, 185, 249, 255, 243, 255, 128, 128, 128, 128, 128}, {184, 150, 247, 255, 236, 224, 128, 128, 128, 128, 128}, {77, 110, 216, 255, 236, 230, 128, 128, 128, 128, 128}},
+    {{1, 101, 251, 255, 241, 255, 128, 128, 128, 128, 128}, {170, 139, 241, 252, 236, 209, 255, 255, 128, 128, 128}, {37, 116, 196, 243, 228, 255, 255, 255, 128, 128, 128}},
+    {{1, 204, 254, 255, 245, 255, 128, 128, 128, 128, 128}, {207, 160, 250, 255, 238, 128, 128, 128, 128, 128, 128}, {102, 103, 231, 255, 211, 171, 128, 128, 128, 128, 128}},
+    {{1, 152, 252, 255, 240, 255, 128, 128, 128, 128, 128}, {177, 135, 243, 255, 234, 225, 128, 128, 128, 128, 128}, {80, 129, 211, 255, 194, 224, 128, 128, 128, 128, 128}},
+    {{1, 1, 255, 128, 128, 128, 128, 128, 128, 128, 128}, {246, 1, 255, 128, 128, 128, 128, 128, 128, 128, 128}, {255, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128}},
+  },
+  {
+    {{198, 35, 237, 223, 193, 187, 162, 160, 145, 155, 62}, {131, 45, 198, 221, 172, 176, 220, 157, 252, 221, 1}, {68, 47, 146, 208, 149, 167, 221, 162, 255, 223, 128}},
+    {{1, 149, 241, 255, 221, 224, 255, 255, 128, 128, 128}, {184, 141, 234, 253, 222, 220, 255, 199, 128, 128, 128}, {81, 99, 181, 242, 176, 190, 249, 202, 255, 255, 128}},
+    {{1, 129, 232, 253, 214, 197, 242, 196, 255, 255, 128}, {99, 121, 210, 250, 201, 198, 255, 202, 128, 128, 128}, {23, 91, 163, 242, 170, 187, 247, 210, 255, 255, 128}},
+    {{1, 200, 246, 255, 234, 255, 128, 128, 128, 128, 128}, {109, 178, 241, 255, 231, 245, 255, 255, 128, 128, 128}, {44, 130, 201, 253, 205, 192, 255, 255, 128, 128, 128}},
+    {{1, 132, 239, 251, 219, 209, 255, 165, 128, 128, 128}, {94, 136, 225, 251, 218, 190, 255, 255, 128, 128, 128}, {22, 100, 174, 245, 186, 161, 255, 199, 128, 128, 128}},
+    {{1, 182, 249, 255, 232, 235, 128, 128, 128, 128, 128}, {124, 143, 241, 255, 227, 234, 128, 128, 128, 128, 128}, {35, 77, 181, 251, 193, 211, 255, 205, 128, 128, 128}},
+    {{1, 157, 247, 255, 236, 231, 255, 255, 128, 128, 128}, {121, 141, 235, 255, 225, 227, 255, 255, 128, 128, 128}, {45, 99, 188, 251, 195, 217, 255, 224, 128, 128, 128}},
+    {{1, 1, 251, 255, 213, 255, 128, 128, 128, 128, 128}, {203, 1, 248, 255, 255, 128, 128, 128, 128, 128, 128}, {137, 1, 177, 255, 224, 255, 128, 128, 128, 128, 128}},
+  },
+  {
+    {{253, 9, 248, 251, 207, 208, 255, 192, 128, 128, 128}, {175, 13, 224, 243, 193, 185, 249, 198, 255, 255, 128}, {73, 17, 171, 221, 161, 179, 236, 167, 255, 234, 128}},
+    {{1, 95, 247, 253, 212, 183, 255, 255, 128, 128, 128}, {239, 90, 244, 250, 211, 209, 255, 255, 128, 128, 128}, {155, 77, 195, 248, 188, 195, 255, 255, 128, 128, 128}},
+    {{1, 24, 239, 251, 218, 219, 255, 205, 128, 128, 128}, {201, 51, 219, 255, 196, 186, 128, 128, 128, 128, 128}, {69, 46, 190, 239, 201, 218, 255, 228, 128, 128, 128}},
+    {{1, 191, 251, 255, 255, 128, 128, 128, 128, 128, 128}, {223, 165, 249, 255, 213, 255, 128, 128, 128, 128, 128}, {141, 124, 248, 255, 255, 128, 128, 128, 128, 128, 128}},
+    {{1, 16, 248, 255, 255, 128, 128, 128, 128, 128, 128}, {190, 36, 230, 255, 236, 255, 128, 128, 128, 128, 128}, {149, 1, 255, 128, 128, 128, 128, 128, 128, 128, 128}},
+    {{1, 226, 255, 128, 128, 128, 128, 128, 128, 128, 128}, {247, 192, 255, 128, 128, 128, 128, 128, 128, 128, 128}, {240, 128, 255, 128, 128, 128, 128, 128, 128, 128, 128}},
+    {{1, 134, 252, 255, 255, 128, 128, 128, 128, 128, 128}, {213, 62, 250, 255, 255, 128, 128, 128, 128, 128, 128}, {55, 93, 255, 128, 128, 128, 128, 128, 128, 128, 128}},
+    {{128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128}, {128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128}, {128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128}},
+  },
+  {
+    {{202, 24, 213, 235, 186, 191, 220, 160, 240, 175, 255}, {126, 38, 182, 232, 169, 184, 228, 174, 255, 187, 128}, {61, 46, 138, 219, 151, 178, 240, 170, 255, 216, 128}},
+    {{1, 112, 230, 250, 199, 191, 247, 159, 255, 255, 128}, {166, 109, 228, 252, 211, 215, 255, 174, 128, 128, 128}, {39, 77, 162, 232, 172, 180, 245, 178, 255, 255, 128}},
+    {{1, 52, 220, 246, 198, 199, 249, 220, 255, 255, 128}, {124, 74, 191, 243, 183, 193, 250, 221, 255, 255, 128}, {24, 71, 130, 219, 154, 170, 243, 182, 255, 255, 128}},
+    {{1, 182, 225, 249, 219, 240, 255, 224, 128, 128, 128}, {149, 150, 226, 252, 216, 205, 255, 171, 128, 128, 128}, {28, 108, 170, 242, 183, 194, 254, 223, 255, 255, 128}},
+    {{1, 81, 230, 252, 204, 203, 255, 192, 128, 128, 128}, {123, 102, 209, 247, 188, 196, 255, 233, 128, 128, 128}, {20, 95, 153, 243, 164, 173, 255, 203, 128, 128, 128}},
+    {{1, 222, 248, 255, 216, 213, 128, 128, 128, 128, 128}, {168, 175, 246, 252, 235, 205, 255, 255, 128, 128, 128}, {47, 116, 215, 255, 211, 212, 255, 255, 128, 128, 128}},
+    {{1, 121, 236, 253, 212, 214, 255, 255, 128, 128, 128}, {141, 84, 213, 252, 201, 202, 255, 219, 128, 128, 128}, {42, 80, 160, 240, 162, 185, 255, 205, 128, 128, 128}},
+    {{1, 1, 255, 128, 128, 128, 128, 128, 128, 128, 128}, {244, 1, 255, 128, 128, 128, 128, 128, 128, 128, 128}, {238, 1, 255, 128, 128, 128, 128, 128, 128, 128, 128}},
+  },
+};
+
+static const uint8_t kUpdateProbabilities[4][8][3][11] = {
+  {
+    {{255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255}, {255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255}, {255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255}},
+    {{176, 246, 255, 255, 255, 255, 255, 255, 255, 255, 255}, {223, 241, 252, 255, 255, 255, 255, 255, 255, 255, 255}, {249, 253, 253, 255, 255, 255, 255, 255, 255, 255, 255}},
+    {{255, 244, 252, 255, 255, 255, 255, 255, 255, 255, 255}, {234, 254, 254, 255, 255, 255, 255, 255, 255, 255, 255}, {253, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255}},
+    {{255, 246, 254, 255, 255, 255, 255, 255, 255, 255, 255}, {239, 253, 254, 255, 255, 255, 255, 255, 255, 255, 255}, {254, 255, 254, 255, 255, 255, 255, 255, 255, 255, 255}},
+    {{255, 248, 254, 255, 255, 255, 255, 255, 255, 255, 255}, {251, 255, 254, 255, 255, 255, 255, 255, 255, 255, 255}, {255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255}},
+    {{255, 253, 254, 255, 255, 255, 255, 255, 255, 255, 255}, {251, 254, 254, 255, 255, 255, 255, 255, 255, 255, 255}, {254, 255, 254, 255, 255, 255, 255, 255, 255, 255, 255}},
+    {{255, 254, 253, 255, 254, 255, 255, 255, 255, 255, 255}, {250, 255, 254, 255, 254, 255, 255, 255, 255, 255, 255}, {254, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255}},
+    {{255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255}, {255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255}, {255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255}},
+  },
+  {
+    {{217, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255}, {225, 252, 241, 253, 255, 255, 254, 255, 255, 255, 255}, {234, 250, 241, 250, 253, 255, 253, 254, 255, 255, 255}},
+    {{255, 254, 255, 255, 255, 255, 255, 255, 255, 255, 255}, {223, 254, 254, 255, 255, 255, 255, 255, 255, 255, 255}, {238, 253, 254, 254, 255, 255, 255, 255, 255, 255, 255}},
+    {{255, 248, 254, 255, 255, 255, 255, 255, 255, 255, 255}, {249, 254, 255, 255, 255, 255, 255, 255, 255, 255, 255}, {255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255}},
+    {{255, 253, 255, 255, 255, 255, 255, 255, 255, 255, 255}, {247, 254, 255, 255, 255, 255, 255, 255, 255, 255, 255}, {255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255}},
+    {{255, 253, 254, 255, 255, 255, 255, 255, 255, 255, 255}, {252, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255}, {255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255}},
+    {{255, 254, 254, 255, 255, 255, 255, 255, 255, 255, 255}, {253, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255}, {255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255}},
+    {{255, 254, 253, 255, 255, 255, 255, 255, 255, 255, 255}, {250, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255}, {254, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255}},
+    {{255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255}, {255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255}, {255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255}},
+  },
+  {
+    {{186, 251, 250, 255, 255, 255, 255, 255, 255, 255, 255}, {234, 251, 244, 254, 255, 255, 255, 255, 255, 255, 255}, {251, 251, 243, 253, 254, 255, 254, 255, 255, 255, 255}},
+    {{255, 253, 254, 255, 255, 255, 255, 255, 255, 255, 255}, {236, 253, 254, 255, 255, 255, 255, 255, 255, 255, 255}, {251, 253, 253, 254, 254, 255, 255, 255, 255, 255, 255}},
+    {{255, 254, 254, 255, 255, 255, 255, 255, 255, 255, 255}, {254, 254, 254, 255, 255, 255, 255, 255, 255, 255, 255}, {255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255}},
+    {{255, 254, 255, 255, 255, 255, 255, 255, 255, 255, 255}, {254, 254, 255, 255, 255, 255, 255, 255, 255, 255, 255}, {254, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255}},
+    {{255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255}, {254, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255}, {255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255}},
+    {{255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255}, {255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255}, {255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255}},
+    {{255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255}, {255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255}, {255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255}},
+    {{255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255}, {255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255}, {255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255}},
+  },
+  {
+    {{248, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255}, {250, 254, 252, 254, 255, 255, 255, 255, 255, 255, 255}, {248, 254, 249, 253, 255, 255, 255, 255, 255, 255, 255}},
+    {{255, 253, 253, 255, 255, 255, 255, 255, 255, 255, 255}, {246, 253, 253, 255, 255, 255, 255, 255, 255, 255, 255}, {252, 254, 251, 254, 254, 255, 255, 255, 255, 255, 255}},
+    {{255, 254, 252, 255, 255, 255, 255, 255, 255, 255, 255}, {248, 254, 253, 255, 255, 255, 255, 255, 255, 255, 255}, {253, 255, 254, 254, 255, 255, 255, 255, 255, 255, 255}},
+    {{255, 251, 254, 255, 255, 255, 255, 255, 255, 255, 255}, {245, 251, 254, 255, 255, 255, 255, 255, 255, 255, 255}, {253, 253, 254, 255, 255, 255, 255, 255, 255, 255, 255}},
+    {{255, 251, 253, 255, 255, 255, 255, 255, 255, 255, 255}, {252, 253, 254, 255, 255, 255, 255, 255, 255, 255, 255}, {255, 254, 255, 255, 255, 255, 255, 255, 255, 255, 255}},
+    {{255, 252, 255, 255, 255, 255, 255, 255, 255, 255, 255}, {249, 255, 254, 255, 255, 255, 255, 255, 255, 255, 255}, {255, 255, 254, 255, 255, 255, 255, 255, 255, 255, 255}},
+    {{255, 255, 253, 255, 255, 255, 255, 255, 255, 255, 255}, {250, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255}, {255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255}},
+    {{255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255}, {254, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255}, {255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255}},
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
+// The boolean entropy coder (RFC 6386 section 7), as libwebp writes it.
+
+static const uint8_t kNorm[128] = {
+    7, 6, 6, 5, 5, 5, 5, 4, 4, 4, 4, 4, 4, 4, 4, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+    3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+    2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 0};
+
+static const uint8_t kNewRange[128] = {
+    127, 127, 191, 127, 159, 191, 223, 127, 143, 159, 175, 191, 207, 223, 239, 127, 135, 143, 151,
+    159, 167, 175, 183, 191, 199, 207, 215, 223, 231, 239, 247, 127, 131, 135, 139, 143, 147, 151,
+    155, 159, 163, 167, 171, 175, 179, 183, 187, 191, 195, 199, 203, 207, 211, 215, 219, 223, 227,
+    231, 235, 239, 243, 247, 251, 127, 129, 131, 133, 135, 137, 139, 141, 143, 145, 147, 149, 151,
+    153, 155, 157, 159, 161, 163, 165, 167, 169, 171, 173, 175, 177, 179, 181, 183, 185, 187, 189,
+    191, 193, 195, 197, 199, 201, 203, 205, 207, 209, 211, 213, 215, 217, 219, 221, 223, 225, 227,
+    229, 231, 233, 235, 237, 239, 241, 243, 245, 247, 249, 251, 253, 127};
+
+typedef struct {
+  uint8_t *buffer;
+  size_t position, capacity;
+  int32_t range;  // the range less one
+  int32_t value;
+  int run;      // 0xff bytes held back until a carry is settled
+  int pending;  // bits in `value` not yet written, less 8
+  int failed;
+} BoolWriter;
+
+static int writer_start(BoolWriter *writer, size_t capacity) {
+  writer->range = 254;
+  writer->value = 0;
+  writer->run = 0;
+  writer->pending = -8;
+  writer->position = 0;
+  writer->capacity = capacity;
+  writer->failed = 0;
+  writer->buffer = malloc(capacity);
+  return writer->buffer != NULL;
+}
+
+static int writer_reserve(BoolWriter *writer, size_t extra) {
+  if (writer->position + extra <= writer->capacity) return 1;
+  size_t capacity = writer->capacity * 2;
+  if (capacity < writer->position + extra) capacity = writer->position + extra;
+  uint8_t *buffer = realloc(writer->buffer, capacity);
+  if (buffer == NULL) {
+    writer->failed = 1;
+    return 0;
+  }
+  writer->buffer = buffer;
+  writer->capacity = capacity;
+  return 1;
+}
+
+static void writer_flush(BoolWriter *writer) {
+  const int shift = 8 + writer->pending;
+  const int32_t bits = writer->value >> shift;
+  writer->value -= bits << shift;
+  writer->pending -= 8;
+  if ((bits & 0xff) != 0xff) {
+    if (!writer_reserve(writer, (size_t)writer->run + 1)) return;
+    size_t position = writer->position;
+    if ((bits & 0x100) && position > 0) writer->buffer[position - 1]++;  // the carry
+    if (writer->run > 0) {
+      const uint8_t held = (bits & 0x100) ? 0x00 : 0xff;
+      for (; writer->run > 0; writer->run--) writer->buffer[position++] = held;
+    }
+    writer->buffer[position++] = (uint8_t)(bits & 0xff);
+    writer->position = position;
+  } else {
+    writer->run++;
+  }
+}
+
+static inline void put_bit(BoolWriter *writer, int bit, int probability) {
+  const int split = (writer->range * probability) >> 8;
+  if (bit) {
+    writer->value += split + 1;
+    writer->range -= split + 1;
+  } else {
+    writer->range = split;
+  }
+  if (writer->range < 127) {
+    const int shift = kNorm[writer->range];
+    writer->range = kNewRange[writer->range];
+    writer->value <<= shift;
+    writer->pending += shift;
+    if (writer->pending > 0) writer_flush(writer);
+  }
+}
+
+static void put_literal(BoolWriter *writer, uint32_t value, int bits) {
+  for (uint32_t mask = 1u << (bits - 1); mask; mask >>= 1) put_bit(writer, (value & mask) != 0, 128);
+}
+
+static void put_signed(BoolWriter *writer, int value, int bits) {
+  put_bit(writer, value != 0, 128);
+  if (value == 0) return;
+  put_literal(writer, (uint32_t)(value < 0 ? -value : value), bits);
+  put_bit(writer, value < 0, 128);
+}
+
+static void writer_finish(BoolWriter *writer) {
+  put_literal(writer, 0, 9 - writer->pending);
+  writer->pending = 0;
+  writer_flush(writer);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Quantization (libwebp's QuantizeBlock_C and ExpandMatrix).
+
+typedef struct {
+  uint32_t step[16], inverse[16], bias[16], threshold[16], sharpen[16];
+} Matrix;
+
+static void matrix_make(Matrix *matrix, int dc_step, int ac_step, int kind) {
+  for (int i = 0; i < 16; i++) {
+    const uint32_t step = (uint32_t)(i == 0 ? dc_step : ac_step);
+    matrix->step[i] = step;
+    matrix->inverse[i] = (1u << quantizer_fix) / step;
+    matrix->bias[i] = (uint32_t)kBias[kind][i > 0] << (quantizer_fix - 8);
+    matrix->threshold[i] = ((1u << quantizer_fix) - 1 - matrix->bias[i]) / matrix->inverse[i];
+    matrix->sharpen[i] = kind == 0 ? (kSharpening[i] * step) >> 11 : 0;
+  }
+}
+
+// Quantizes the coefficients `in` (raster order) into `levels` (zigzag order), and leaves in `in`
+// what a decoder will dequantize them to. Returns the zigzag index of the last non-zero level,
+// or -1.
+static int quantize(int16_t in[16], int16_t levels[16], const Matrix *matrix) {
+  int last = -1;
+  for (int n = 0; n < 16; n++) {
+    const int j = kZigzag[n];
+    const int negative = in[j] < 0;
+    const uint32_t magnitude = (uint32_t)(negative ? -in[j] : in[j]) + matrix->sharpen[j];
+    int level = 0;
+    if (magnitude > matrix->threshold[j]) {
+      level = (int)((magnitude * matrix->inverse[j] + matrix->bias[j]) >> quantizer_fix);
+      if (level > maximum_level) level = maximum_level;
+      if (negative) level = -level;
+    }
+    in[j] = (int16_t)(level * (int)matrix->step[j]);
+    levels[n] = (int16_t)level;
+    if (level) last = n;
+  }
+  return last;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Transforms (libwebp's FTransform_C, ITransformOne, FTransformWHT_C and TransformWHT_C).
+
+static void forward_transform(const uint8_t *source, int source_stride, const uint8_t *prediction,
+                              int prediction_stride, int16_t out[16]) {
+  int tmp[16];
+  for (int i = 0; i < 4; i++, source += source_stride, prediction += prediction_stride) {
+    const int d0 = source[0] - prediction[0];
+    const int d1 = source[1] - prediction[1];
+    const int d2 = source[2] - prediction[2];
+    const int d3 = source[3] - prediction[3];
+    const int a0 = d0 + d3, a1 = d1 + d2, a2 = d1 - d2, a3 = d0 - d3;
+    tmp[0 + i * 4] = (a0 + a1) * 8;
+    tmp[1 + i * 4] = (a2 * 2217 + a3 * 5352 + 1812) >> 9;
+    tmp[2 + i * 4] = (a0 - a1) * 8;
+    tmp[3 + i * 4] = (a3 * 2217 - a2 * 5352 + 937) >> 9;
+  }
+  for (int i = 0; i < 4; i++) {
+    const int a0 = tmp[0 + i] + tmp[12 + i];
+    const int a1 = tmp[4 + i] + tmp[8 + i];
+    const int a2 = tmp[4 + i] - tmp[8 + i];
+    const int a3 = tmp[0 + i] - tmp[12 + i];
+    out[0 + i] = (int16_t)((a0 + a1 + 7) >> 4);
+    out[4 + i] = (int16_t)(((a2 * 2217 + a3 * 5352 + 12000) >> 16) + (a3 != 0));
+    out[8 + i] = (int16_t)((a0 - a1 + 7) >> 4);
+    out[12 + i] = (int16_t)((a3 * 2217 - a2 * 5352 + 51000) >> 16);
+  }
+}
+
+static inline uint8_t clip_pixel(int v) { return v < 0 ? 0 : v > 255 ? 255 : (uint8_t)v; }
+
+#define MUL1(a) ((((a) * 20091) >> 16) + (a))
+#define MUL2(a) (((a) * 35468) >> 16)
+
+// Adds the inverse transform of `in` to the prediction, into `target` (which may be the same).
+static void inverse_transform(const uint8_t *prediction, int prediction_stride, const int16_t in[16],
+                              uint8_t *target, int target_stride) {
+  int tmp[16];
+  for (int i = 0; i < 4; i++) {
+    const int a = in[i] + in[8 + i];
+    const int b = in[i] - in[8 + i];
+    const int c = MUL2(in[4 + i]) - MUL1(in[12 + i]);
+    const int d = MUL1(in[4 + i]) + MUL2(in[12 + i]);
+    tmp[4 * i + 0] = a + d;
+    tmp[4 * i + 1] = b + c;
+    tmp[4 * i + 2] = b - c;
+    tmp[4 * i + 3] = a - d;
+  }
+  for (int i = 0; i < 4; i++) {
+    const int dc = tmp[i] + 4;
+    const int a = dc + tmp[8 + i];
+    const int b = dc - tmp[8 + i];
+    const int c = MUL2(tmp[4 + i]) - MUL1(tmp[12 + i]);
+    const int d = MUL1(tmp[4 + i]) + MUL2(tmp[12 + i]);
+    const uint8_t *p = prediction + i * prediction_stride;
+    uint8_t *t = target + i * target_stride;
+    t[0] = clip_pixel(p[0] + ((a + d) >> 3));
+    t[1] = clip_pixel(p[1] + ((b + c) >> 3));
+    t[2] = clip_pixel(p[2] + ((b - c) >> 3));
+    t[3] = clip_pixel(p[3] + ((a - d) >> 3));
+  }
+}
+
+// The Walsh-Hadamard transform of the 16 luma blocks' DC coefficients (raster order in and out).
+static void forward_wht(const int16_t dc[16], int16_t out[16]) {
+  int tmp[16];
+  for (int i = 0; i < 4; i++) {
+    const int a0 = dc[4 * i + 0] + dc[4 * i + 2];
+    const int a1 = dc[4 * i + 1] + dc[4 * i + 3];
+    const int a2 = dc[4 * i + 1] - dc[4 * i + 3];
+    const int a3 = dc[4 * i + 0] - dc[4 * i + 2];
+    tmp[0 + i * 4] = a0 + a1;
+    tmp[1 + i * 4] = a3 + a2;
+    tmp[2 + i * 4] = a3 - a2;
+    tmp[3 + i * 4] = a0 - a1;
+  }
+  for (int i = 0; i < 4; i++) {
+    const int a0 = tmp[0 + i] + tmp[8 + i];
+    const int a1 = tmp[4 + i] + tmp[12 + i];
+    const int a2 = tmp[4 + i] - tmp[12 + i];
+    const int a3 = tmp[0 + i] - tmp[8 + i];
+    out[0 + i] = (int16_t)((a0 + a1) >> 1);
+    out[4 + i] = (int16_t)((a3 + a2) >> 1);
+    out[8 + i] = (int16_t)((a3 - a2) >> 1);
+    out[12 + i] = (int16_t)((a0 - a1) >> 1);
+  }
+}
+
+static void inverse_wht(const int16_t in[16], int16_t dc[16]) {
+  int tmp[16];
+  for (int i = 0; i < 4; i++) {
+    const int a0 = in[0 + i] + in[12 + i];
+    const int a1 = in[4 + i] + in[8 + i];
+    const int a2 = in[4 + i] - in[8 + i];
+    const int a3 = in[0 + i] - in[12 + i];
+    tmp[0 + i] = a0 + a1;
+    tmp[8 + i] = a0 - a1;
+    tmp[4 + i] = a3 + a2;
+    tmp[12 + i] = a3 - a2;
+  }
+  for (int i = 0; i < 4; i++) {
+    const int d = tmp[0 + i * 4] + 3;
+    const int a0 = d + tmp[3 + i * 4];
+    const int a1 = tmp[1 + i * 4] + tmp[2 + i * 4];
+    const int a2 = tmp[1 + i * 4] - tmp[2 + i * 4];
+    const int a3 = d - tmp[3 + i * 4];
+    dc[4 * i + 0] = (int16_t)((a0 + a1) >> 3);
+    dc[4 * i + 1] = (int16_t)((a3 + a2) >> 3);
+    dc[4 * i + 2] = (int16_t)((a0 - a1) >> 3);
+    dc[4 * i + 3] = (int16_t)((a3 - a2) >> 3);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Whole-block prediction. The edges are a decoder's: 127 above the top row (the corner too), 129
+// left of the left column (the corner too, below the top row).
+
+enum { mode_dc = 0, mode_tm = 1, mode_v = 2, mode_h = 3 };
+
+// `above` is the corner then `size` pixels; `left` is `size` pixels.
+static void predict(uint8_t *out, int size, int mode, const uint8_t *above, const uint8_t *left,
+                    int has_above, int has_left) {
+  switch (mode) {
+  case mode_dc: {
+    int sum = 0, value = 128;
+    const int shift = size == 16 ? 4 : 3;
+    if (has_above)
+      for (int i = 0; i < size; i++) sum += above[1 + i];
+    if (has_left)
+      for (int i = 0; i < size; i++) sum += left[i];
+    if (has_above && has_left) value = (sum + size) >> (shift + 1);
+    else if (has_above || has_left) value = (sum + (size >> 1)) >> shift;
+    memset(out, value, (size_t)(size * size));
+    break;
+  }
+  case mode_v:
+    for (int y = 0; y < size; y++) memcpy(out + y * size, above + 1, (size_t)size);
+    break;
+  case mode_h:
+    for (int y = 0; y < size; y++) memset(out + y * size, left[y], (size_t)size);
+    break;
+  default:
+    for (int y = 0; y < size; y++) {
+      const int base = left[y] - above[0];
+      for (int x = 0; x < size; x++) out[y * size + x] = clip_pixel(base + above[1 + x]);
+    }
+    break;
+  }
+}
+
+static int sad(const uint8_t *source, int stride, const uint8_t *prediction, int size) {
+  int sum = 0;
+  for (int y = 0; y < size; y++)
+    for (int x = 0; x < size; x++) {
+      const int d = source[y * stride + x] - prediction[y * size + x];
+      sum += d < 0 ? -d : d;
+    }
+  return sum;
+}
+
+// Gathers the edges of the block at (x, y) of a plane (its reconstruction so far).
+static void gather_edges(const uint8_t *plane, int stride, int x, int y, int size, uint8_t *above,
+                         uint8_t *left) {
+  if (y == 0) {
+    memset(above, 127, (size_t)size + 1);
+  } else {
+    memcpy(above + 1, plane + (size_t)(y - 1) * stride + x, (size_t)size);
+    above[0] = x == 0 ? 129 : plane[(size_t)(y - 1) * stride + x - 1];
+  }
+  if (x == 0) {
+    memset(left, 129, (size_t)size);
+  } else {
+    for (int i = 0; i < size; i++) left[i] = plane[(size_t)(y + i) * stride + x - 1];
+  }
+}
+
+// Chooses the mode whose prediction is closest to the source, and leaves its prediction in `out`.
+static int choose_mode(const uint8_t *const sources[2], int stride, int size, int planes,
+                       const uint8_t *const above[2], const uint8_t *const left[2], int has_above,
+                       int has_left, uint8_t *out) {
+  uint8_t candidate[2][256];
+  int best = mode_dc, best_cost = -1;
+  for (int mode = 0; mode < 4; mode++) {
+    int cost = 0;
+    for (int p = 0; p < planes; p++) {
+      predict(candidate[p], size, mode, above[p], left[p], has_above, has_left);
+      cost += sad(sources[p], stride, candidate[p], size);
+    }
+    if (best_cost < 0 || cost < best_cost) {
+      best_cost = cost;
+      best = mode;
+      memcpy(out, candidate, sizeof candidate);
+    }
+  }
+  return best;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tokens (libwebp's PutCoeffs).
+
+typedef const uint8_t (*Probabilities)[3][11];
+
+// Codes one block's levels (zigzag order) from index `first`; returns whether any is non-zero.
+static int put_levels(BoolWriter *writer, Probabilities probabilities, int context, int first, int last,
+                      const int16_t levels[16]) {
+  int n = first;
+  const uint8_t *p = probabilities[n][context];
+  put_bit(writer, last >= 0, p[0]);
+  if (last < 0) return 0;
+  while (n < 16) {
+    const int level = levels[n++];
+    const int negative = level < 0;
+    int v = negative ? -level : level;
+    put_bit(writer, v != 0, p[1]);
+    if (v == 0) {
+      p = probabilities[kBands[n]][0];
+      continue;
+    }
+    put_bit(writer, v > 1, p[2]);
+    if (v == 1) {
+      p = probabilities[kBands[n]][1];
+    } else {
+      put_bit(writer, v > 4, p[3]);
+      if (v <= 4) {
+        put_bit(writer, v != 2, p[4]);
+        if (v != 2) put_bit(writer, v == 4, p[5]);
+      } else {
+        put_bit(writer, v > 10, p[6]);
+        if (v <= 10) {
+          put_bit(writer, v > 6, p[7]);
+          if (v <= 6) {
+            put_bit(writer, v == 6, 159);
+          } else {
+            put_bit(writer, v >= 9, 165);
+            put_bit(writer, !(v & 1), 145);
+          }
+        } else {
+          int mask;
+          const uint8_t *table;
+          if (v < 3 + (8 << 1)) {
+            put_bit(writer, 0, p[8]);
+            put_bit(writer, 0, p[9]);
+            v -= 3 + (8 << 0);
+            mask = 1 << 2;
+            table = kCat3;
+          } else if (v < 3 + (8 << 2)) {
+            put_bit(writer, 0, p[8]);
+            put_bit(writer, 1, p[9]);
+            v -= 3 + (8 << 1);
+            mask = 1 << 3;
+            table = kCat4;
+          } else if (v < 3 + (8 << 3)) {
+            put_bit(writer, 1, p[8]);
+            put_bit(writer, 0, p[10]);
+            v -= 3 + (8 << 2);
+            mask = 1 << 4;
+            table = kCat5;
+          } else {
+            put_bit(writer, 1, p[8]);
+            put_bit(writer, 1, p[10]);
+            v -= 3 + (8 << 3);
+            mask = 1 << 10;
+            table = kCat6;
+          }
+          for (; mask; mask >>= 1) put_bit(writer, (v & mask) != 0, *table++);
+        }
+      }
+      p = probabilities[kBands[n]][2];
+    }
+    put_bit(writer, negative, 128);
+    if (n == 16) return 1;
+    put_bit(writer, n <= last, p[0]);
+    if (n > last) return 1;
+  }
+  return 1;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Colour conversion (libwebp's VP8RGBToY, VP8RGBToU and VP8RGBToV, BT.601 limited range).
+
+static inline uint8_t to_y(int r, int g, int b) {
+  return (uint8_t)((16839 * r + 33059 * g + 6420 * b + (1 << 15) + (16 << 16)) >> 16);
+}
+
+// r, g and b are sums of four pixels.
+static inline uint8_t to_chroma(int sum) {
+  const int v = (sum + (1 << 17) + (128 << 18)) >> 18;
+  return (uint8_t)((v & ~0xff) == 0 ? v : v < 0 ? 0 : 255);
+}
+
+// Fills the planes from the pixels, then repeats the last column and row into the padding.
+static void convert(const uint8_t *pixels, size_t stride, int width, int height, uint8_t *luma,
+                    int luma_stride, int luma_rows, uint8_t *u, uint8_t *v, int chroma_stride,
+                    int chroma_rows) {
+  for (int y = 0; y < height; y++) {
+    const uint8_t *row = pixels + (size_t)y * stride;
+    uint8_t *target = luma + (size_t)y * luma_stride;
+    for (int x = 0; x < width; x++) target[x] = to_y(row[4 * x + 2], row[4 * x + 1], row[4 * x]);
+  }
+  const int chroma_width = (width + 1) / 2, chroma_height = (height + 1) / 2;
+  for (int y = 0; y < chroma_height; y++) {
+    const uint8_t *row0 = pixels + (size_t)(2 * y) * stride;
+    const uint8_t *row1 = 2 * y + 1 < height ? row0 + stride : row0;
+    for (int x = 0; x < chroma_width; x++) {
+      const int x0 = 2 * x, x1 = 2 * x + 1 < width ? 2 * x + 1 : 2 * x;
+      const int b = row0[4 * x0] + row0[4 * x1] + row1[4 * x0] + row1[4 * x1];
+      const int g = row0[4 * x0 + 1] + row0[4 * x1 + 1] + row1[4 * x0 + 1] + row1[4 * x1 + 1];
+      const int r = row0[4 * x0 + 2] + row0[4 * x1 + 2] + row1[4 * x0 + 2] + row1[4 * x1 + 2];
+      u[(size_t)y * chroma_stride + x] = to_chroma(-9719 * r - 19081 * g + 28800 * b);
+      v[(size_t)y * chroma_stride + x] = to_chroma(28800 * r - 24116 * g - 4684 * b);
+    }
+  }
+  uint8_t *planes[3] = {luma, u, v};
+  const int widths[3] = {width, chroma_width, chroma_width};
+  const int heights[3] = {height, chroma_height, chroma_height};
+  const int strides[3] = {luma_stride, chroma_stride, chroma_stride};
+  const int rows[3] = {luma_rows, chroma_rows, chroma_rows};
+  for (int p = 0; p < 3; p++) {
+    for (int y = 0; y < heights[p]; y++) {
+      uint8_t *row = planes[p] + (size_t)y * strides[p];
+      memset(row + widths[p], row[widths[p] - 1], (size_t)(strides[p] - widths[p]));
+    }
+    for (int y = heights[p]; y < rows[p]; y++)
+      memcpy(planes[p] + (size_t)y * strides[p], planes[p] + (size_t)(heights[p] - 1) * strides[p],
+             (size_t)strides[p]);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The frame.
+
+static void put_le32(uint8_t *target, uint32_t value) {
+  target[0] = (uint8_t)value;
+  target[1] = (uint8_t)(value >> 8);
+  target[2] = (uint8_t)(value >> 16);
+  target[3] = (uint8_t)(value >> 24);
+}
+
+int innerpeace_webp_encode(const uint8_t *pixels, size_t stride, int width, int height, int quality,
+                           int loop_filter, uint8_t **output, size_t *size, uint8_t *reconstruction) {
+  *output = NULL;
+  *size = 0;
+  if (width < 1 || height < 1 || quality < 0 || quality > 100) return INNERPEACE_WEBP_INVALID;
+  if (width > maximum_side || height > maximum_side) return INNERPEACE_WEBP_TOO_LARGE;
+
+  const int mb_width = (width + 15) >> 4, mb_height = (height + 15) >> 4;
+  const int luma_stride = mb_width * 16, luma_rows = mb_height * 16;
+  const int chroma_stride = mb_width * 8, chroma_rows = mb_height * 8;
+  const size_t luma_size = (size_t)luma_stride * luma_rows;
+  const size_t chroma_size = (size_t)chroma_stride * chroma_rows;
+  // Eight partitions of tokens (macroblock rows in turn) past about 3 megapixels, so that none
+  // can reach the format's 16 MiB.
+  const int partitions = (size_t)mb_width * mb_height > 12000 ? 8 : 1;
+  const int partition_bits = partitions == 8 ? 3 : 0;
+
+  uint8_t *planes = malloc(luma_size + 2 * chroma_size);
+  uint8_t(*top_contexts)[9] = calloc((size_t)mb_width, 9);
+  BoolWriter header = {0}, tokens[8] = {{0}};
+  int result = INNERPEACE_WEBP_NO_MEMORY;
+  if (planes == NULL || top_contexts == NULL) goto done;
+  if (!writer_start(&header, (size_t)mb_width * mb_height + 2048)) goto done;
+  for (int p = 0; p < partitions; p++)
+    if (!writer_start(&tokens[p], (size_t)width * height / 4 / partitions + 4096)) goto done;
+
+  uint8_t *luma = planes, *u = planes + luma_size, *v = u + chroma_size;
+  convert(pixels, stride, width, height, luma, luma_stride, luma_rows, u, v, chroma_stride,
+          chroma_rows);
+
+  const int q = kQuantizerForQuality[quality];
+  const int uv_dc_delta = -2;  // libwebp's at its default spatial noise shaping (50)
+  Matrix y1, y2, uv;
+  matrix_make(&y1, kDcTable[q], kAcTable[q], 0);
+  int y2_ac = kAcTable[q] * 155 / 100;
+  if (y2_ac < 8) y2_ac = 8;
+  matrix_make(&y2, kDcTable[q] * 2, y2_ac, 1);
+  int uv_q = q + uv_dc_delta;
+  uv_q = uv_q < 0 ? 0 : uv_q > 117 ? 117 : uv_q;
+  matrix_make(&uv, kDcTable[uv_q], kAcTable[q], 2);
+  int filter_level = 0;
+  if (loop_filter) {
+    // libwebp: the quantizer's AC step / 4, times its default filter strength (60 x 5 / 256).
+    filter_level = (kAcTable[q] >> 2) * 300 / 256;
+    if (filter_level < 2) filter_level = 0;
+    if (filter_level > 63) filter_level = 63;
+  }
+
+  // The frame header, in the first partition.
+  put_bit(&header, 0, 128);  // colour space
+  put_bit(&header, 0, 128);  // clamping required
+  put_bit(&header, 0, 128);  // no segments
+  put_bit(&header, 0, 128);  // the normal loop filter
+  put_literal(&header, (uint32_t)filter_level, 6);
+  put_literal(&header, 0, 3);  // sharpness
+  put_bit(&header, 0, 128);    // no loop filter deltas
+  put_literal(&header, (uint32_t)partition_bits, 2);
+  put_literal(&header, (uint32_t)q, 7);
+  put_signed(&header, 0, 4);  // luma DC
+  put_signed(&header, 0, 4);  // Y2 DC
+  put_signed(&header, 0, 4);  // Y2 AC
+  put_signed(&header, uv_dc_delta, 4);
+  put_signed(&header, 0, 4);  // chroma AC
+  put_bit(&header, 0, 128);   // refresh entropy probabilities (one frame: either)
+  for (int t = 0; t < 4; t++)
+    for (int b = 0; b < 8; b++)
+      for (int c = 0; c < 3; c++)
+        for (int p = 0; p < 11; p++) put_bit(&header, 0, kUpdateProbabilities[t][b][c][p]);
+  put_bit(&header, 0, 128);  // every macroblock's tokens are coded (no skip flag)
+
+  for (int mb_y = 0; mb_y < mb_height; mb_y++) {
+    BoolWriter *writer = &tokens[mb_y & (partitions - 1)];
+    uint8_t left_contexts[9] = {0};
+    for (int mb_x = 0; mb_x < mb_width; mb_x++) {
+      uint8_t *top = top_contexts[mb_x];
+      const int has_above = mb_y > 0, has_left = mb_x > 0;
+
+      // Luma: one 16x16 prediction, 16 transformed blocks, their DCs through the WHT.
+      uint8_t *block = luma + (size_t)mb_y * 16 * luma_stride + mb_x * 16;
+      uint8_t above[17], left[16], prediction[2][256];
+      gather_edges(luma, luma_stride, mb_x * 16, mb_y * 16, 16, above, left);
+      const uint8_t *luma_sources[2] = {block, block};
+      const uint8_t *luma_above[2] = {above, above}, *luma_left[2] = {left, left};
+      const int luma_mode = choose_mode(luma_sources, luma_stride, 16, 1, luma_above, luma_left,
+                                        has_above, has_left, prediction[0]);
+      int16_t coefficients[16][16], dc[16], y2_in[16], levels_y2[16], levels_y[16][16];
+      int last_y[16];
+      for (int n = 0; n < 16; n++) {
+        const int x = (n & 3) * 4, y = (n >> 2) * 4;
+        forward_transform(block + y * luma_stride + x, luma_stride, prediction[0] + y * 16 + x, 16,
+                          coefficients[n]);
+        dc[n] = coefficients[n][0];
+        coefficients[n][0] = 0;
+        last_y[n] = quantize(coefficients[n], levels_y[n], &y1);
+      }
+      forward_wht(dc, y2_in);
+      const int last_y2 = quantize(y2_in, levels_y2, &y2);
+      inverse_wht(y2_in, dc);
+      for (int n = 0; n < 16; n++) {
+        const int x = (n & 3) * 4, y = (n >> 2) * 4;
+        coefficients[n][0] = dc[n];
+        inverse_transform(prediction[0] + y * 16 + x, 16, coefficients[n],
+                          block + y * luma_stride + x, luma_stride);
+      }
+
+      // Chroma: one 8x8 prediction for U and V together, 4 blocks each.
+      const size_t chroma_offset = (size_t)mb_y * 8 * chroma_stride + mb_x * 8;
+      uint8_t above_u[9], left_u[8], above_v[9], left_v[8];
+      gather_edges(u, chroma_stride, mb_x * 8, mb_y * 8, 8, above_u, left_u);
+      gather_edges(v, chroma_stride, mb_x * 8, mb_y * 8, 8, above_v, left_v);
+      const uint8_t *chroma_sources[2] = {u + chroma_offset, v + chroma_offset};
+      const uint8_t *chroma_above[2] = {above_u, above_v}, *chroma_left[2] = {left_u, left_v};
+      const int chroma_mode = choose_mode(chroma_sources, chroma_stride, 8, 2, chroma_above,
+                                          chroma_left, has_above, has_left, prediction[0]);
+      int16_t chroma_coefficients[8][16], levels_uv[8][16];
+      int last_uv[8];
+      for (int n = 0; n < 8; n++) {
+        uint8_t *plane_block = (uint8_t *)chroma_sources[n >> 2];
+        const uint8_t *plane_prediction = prediction[n >> 2];
+        const int x = (n & 1) * 4, y = ((n >> 1) & 1) * 4;
+        forward_transform(plane_block + y * chroma_stride + x, chroma_stride,
+                          plane_prediction + y * 8 + x, 8, chroma_coefficients[n]);
+        last_uv[n] = quantize(chroma_coefficients[n], levels_uv[n], &uv);
+        inverse_transform(plane_prediction + y * 8 + x, 8, chroma_coefficients[n],
+                          plane_block + y * chroma_stride + x, chroma_stride);
+      }
+
+      // The macroblock's modes, in the first partition.
+      put_bit(&header, 1, 145);  // a 16x16 prediction
+      put_bit(&header, luma_mode == mode_tm || luma_mode == mode_h, 156);
+      if (luma_mode == mode_tm || luma_mode == mode_h) put_bit(&header, luma_mode == mode_tm, 128);
+      else put_bit(&header, luma_mode == mode_v, 163);
+      put_bit(&header, chroma_mode != mode_dc, 142);
+      if (chroma_mode != mode_dc) {
+        put_bit(&header, chroma_mode != mode_v, 114);
+        if (chroma_mode != mode_v) put_bit(&header, chroma_mode != mode_h, 183);
+      }
+
+      // Its tokens: Y2, the luma blocks from their second coefficient, U, V.
+      top[8] = left_contexts[8] = (uint8_t)put_levels(
+          writer, kDefaultProbabilities[1], top[8] + left_contexts[8], 0, last_y2, levels_y2);
+      for (int n = 0; n < 16; n++) {
+        const int x = n & 3, y = n >> 2;
+        top[x] = left_contexts[y] = (uint8_t)put_levels(
+            writer, kDefaultProbabilities[0], top[x] + left_contexts[y], 1, last_y[n], levels_y[n]);
+      }
+      for (int n = 0; n < 8; n++) {
+        const int x = 4 + (n >> 2) * 2 + (n & 1), y = 4 + (n >> 2) * 2 + ((n >> 1) & 1);
+        top[x] = left_contexts[y] = (uint8_t)put_levels(
+            writer, kDefaultProbabilities[2], top[x] + left_contexts[y], 0, last_uv[n], levels_uv[n]);
+      }
+    }
+  }
+
+  writer_finish(&header);
+  for (int p = 0; p < partitions; p++) writer_finish(&tokens[p]);
+  if (header.failed) goto done;
+  for (int p = 0; p < partitions; p++)
+    if (tokens[p].failed) goto done;
+  result = INNERPEACE_WEBP_TOO_LARGE;
+  if (header.position >= maximum_partition0) goto done;
+  for (int p = 0; p + 1 < partitions; p++)
+    if (tokens[p].position >= maximum_partition) goto done;
+
+  size_t frame_size = 10 + header.position + 3 * (size_t)(partitions - 1);
+  for (int p = 0; p < partitions; p++) frame_size += tokens[p].position;
+  const size_t file_size = 20 + frame_size + (frame_size & 1);
+  if (file_size - 8 > 0xfffffffeu) goto done;
+  result = INNERPEACE_WEBP_NO_MEMORY;
+  uint8_t *file = malloc(file_size);
+  if (file == NULL) goto done;
+  memcpy(file, "RIFF", 4);
+  put_le32(file + 4, (uint32_t)(file_size - 8));
+  memcpy(file + 8, "WEBPVP8 ", 8);
+  put_le32(file + 16, (uint32_t)frame_size);
+  uint8_t *at = file + 20;
+  const uint32_t tag = (1u << 4) | ((uint32_t)header.position << 5);  // key frame, version 0, shown
+  at[0] = (uint8_t)tag;
+  at[1] = (uint8_t)(tag >> 8);
+  at[2] = (uint8_t)(tag >> 16);
+  at[3] = 0x9d;
+  at[4] = 0x01;
+  at[5] = 0x2a;
+  at[6] = (uint8_t)width;
+  at[7] = (uint8_t)(width >> 8);
+  at[8] = (uint8_t)height;
+  at[9] = (uint8_t)(height >> 8);
+  at += 10;
+  memcpy(at, header.buffer, header.position);
+  at += header.position;
+  for (int p = 0; p + 1 < partitions; p++) {
+    at[0] = (uint8_t)tokens[p].position;
+    at[1] = (uint8_t)(tokens[p].position >> 8);
+    at[2] = (uint8_t)(tokens[p].position >> 16);
+    at += 3;
+  }
+  for (int p = 0; p < partitions; p++) {
+    memcpy(at, tokens[p].buffer, tokens[p].position);
+    at += tokens[p].position;
+  }
+  if (frame_size & 1) *at = 0;
+
+  if (reconstruction != NULL) {
+    const int chroma_width = (width + 1) / 2, chroma_height = (height + 1) / 2;
+    uint8_t *target = reconstruction;
+    for (int y = 0; y < height; y++, target += width)
+      memcpy(target, luma + (size_t)y * luma_stride, (size_t)width);
+    for (int y = 0; y < chroma_height; y++, target += chroma_width)
+      memcpy(target, u + (size_t)y * chroma_stride, (size_t)chroma_width);
+    for (int y = 0; y < chroma_height; y++, target += chroma_width)
+      memcpy(target, v + (size_t)y * chroma_stride, (size_t)chroma_width);
+  }
+  *output = file;
+  *size = file_size;
+  result = INNERPEACE_WEBP_OK;
+
+done:
+  free(header.buffer);
+  for (int p = 0; p < 8; p++) free(tokens[p].buffer);
+  free(top_contexts);
+  free(planes);
+  return result;
+}
