@@ -3,6 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 // The constants below are the VP8 format's (RFC 6386) and libwebp's encoder's (BSD licence,
 // src/enc and src/dsp of libwebp 1.5): token probabilities, quantizer steps, the rounding of the
 // transforms and of the quantizer, so that the bitstream decodes as libwebp's would.
@@ -139,21 +143,41 @@ static const uint8_t kUpdateProbabilities[4][8][3][11] = {
 // ---------------------------------------------------------------------------------------------
 // The boolean entropy coder (RFC 6386 section 7), as libwebp writes it.
 
-static const uint8_t kNorm[128] = {
-    7, 6, 6, 5, 5, 5, 5, 4, 4, 4, 4, 4, 4, 4, 4, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
-    3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
-    2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-    1, 1, 1, 1, 1, 1, 1, 0};
+// After a bit, a range below 127 is doubled until it is at least 127 (RFC 6386 section 7.3):
+// by how many bits, and to what. A range of 127 or more is left as it is.
+static const uint8_t kRenormShift[256] = {
+    7, 6, 6, 5, 5, 5, 5, 4, 4, 4, 4, 4, 4, 4, 4, 3, 3, 3, 3,
+    3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2,
+    2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+    2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0,
+};
 
-static const uint8_t kNewRange[128] = {
+static const uint8_t kRenormRange[256] = {
     127, 127, 191, 127, 159, 191, 223, 127, 143, 159, 175, 191, 207, 223, 239, 127, 135, 143, 151,
     159, 167, 175, 183, 191, 199, 207, 215, 223, 231, 239, 247, 127, 131, 135, 139, 143, 147, 151,
     155, 159, 163, 167, 171, 175, 179, 183, 187, 191, 195, 199, 203, 207, 211, 215, 219, 223, 227,
     231, 235, 239, 243, 247, 251, 127, 129, 131, 133, 135, 137, 139, 141, 143, 145, 147, 149, 151,
     153, 155, 157, 159, 161, 163, 165, 167, 169, 171, 173, 175, 177, 179, 181, 183, 185, 187, 189,
     191, 193, 195, 197, 199, 201, 203, 205, 207, 209, 211, 213, 215, 217, 219, 221, 223, 225, 227,
-    229, 231, 233, 235, 237, 239, 241, 243, 245, 247, 249, 251, 253, 127};
+    229, 231, 233, 235, 237, 239, 241, 243, 245, 247, 249, 251, 253, 127, 128, 129, 130, 131, 132,
+    133, 134, 135, 136, 137, 138, 139, 140, 141, 142, 143, 144, 145, 146, 147, 148, 149, 150, 151,
+    152, 153, 154, 155, 156, 157, 158, 159, 160, 161, 162, 163, 164, 165, 166, 167, 168, 169, 170,
+    171, 172, 173, 174, 175, 176, 177, 178, 179, 180, 181, 182, 183, 184, 185, 186, 187, 188, 189,
+    190, 191, 192, 193, 194, 195, 196, 197, 198, 199, 200, 201, 202, 203, 204, 205, 206, 207, 208,
+    209, 210, 211, 212, 213, 214, 215, 216, 217, 218, 219, 220, 221, 222, 223, 224, 225, 226, 227,
+    228, 229, 230, 231, 232, 233, 234, 235, 236, 237, 238, 239, 240, 241, 242, 243, 244, 245, 246,
+    247, 248, 249, 250, 251, 252, 253, 254, 255,
+};
 
 typedef struct {
   uint8_t *buffer;
@@ -191,13 +215,13 @@ static int writer_reserve(BoolWriter *writer, size_t extra) {
   return 1;
 }
 
-static void writer_flush(BoolWriter *writer) {
-  const int shift = 8 + writer->pending;
-  const int32_t bits = writer->value >> shift;
-  writer->value -= bits << shift;
-  writer->pending -= 8;
+// Writes out the byte above the `pending` bits of `value`; returns what is left of `value`.
+static int32_t writer_flush(BoolWriter *writer, int32_t value, int pending) {
+  const int shift = 8 + pending;
+  const int32_t bits = value >> shift;
+  value -= bits << shift;
   if ((bits & 0xff) != 0xff) {
-    if (!writer_reserve(writer, (size_t)writer->run + 1)) return;
+    if (!writer_reserve(writer, (size_t)writer->run + 1)) return value;
     size_t position = writer->position;
     if ((bits & 0x100) && position > 0) writer->buffer[position - 1]++;  // the carry
     if (writer->run > 0) {
@@ -209,23 +233,38 @@ static void writer_flush(BoolWriter *writer) {
   } else {
     writer->run++;
   }
+  return value;
 }
 
-static inline void put_bit(BoolWriter *writer, int bit, int probability) {
-  const int split = (writer->range * probability) >> 8;
-  if (bit) {
-    writer->value += split + 1;
-    writer->range -= split + 1;
-  } else {
-    writer->range = split;
-  }
-  if (writer->range < 127) {
-    const int shift = kNorm[writer->range];
-    writer->range = kNewRange[writer->range];
-    writer->value <<= shift;
-    writer->pending += shift;
-    if (writer->pending > 0) writer_flush(writer);
-  }
+// Codes `bit` at `probability` (of a zero, in 1/256) with the coder's state in the local variables
+// `range`, `value` and `pending` (loaded from and stored back to `writer` around a run of bits, so
+// that they stay in registers).
+#define PUT_BIT(writer, bit, probability)                                                        \
+  do {                                                                                           \
+    const int split_ = (range * (probability)) >> 8;                                             \
+    if (bit) {                                                                                   \
+      value += split_ + 1;                                                                       \
+      range -= split_ + 1;                                                                       \
+    } else {                                                                                     \
+      range = split_;                                                                            \
+    }                                                                                            \
+    const int shift_ = kRenormShift[range];                                                      \
+    range = kRenormRange[range];                                                                 \
+    value <<= shift_;                                                                            \
+    pending += shift_;                                                                           \
+    if (pending > 0) {                                                                           \
+      value = writer_flush(writer, value, pending);                                              \
+      pending -= 8;                                                                              \
+    }                                                                                            \
+  } while (0)
+
+static void put_bit(BoolWriter *writer, int bit, int probability) {
+  int32_t range = writer->range, value = writer->value;
+  int pending = writer->pending;
+  PUT_BIT(writer, bit, probability);
+  writer->range = range;
+  writer->value = value;
+  writer->pending = pending;
 }
 
 static void put_literal(BoolWriter *writer, uint32_t value, int bits) {
@@ -241,32 +280,33 @@ static void put_signed(BoolWriter *writer, int value, int bits) {
 
 static void writer_finish(BoolWriter *writer) {
   put_literal(writer, 0, 9 - writer->pending);
-  writer->pending = 0;
-  writer_flush(writer);
+  writer->value = writer_flush(writer, writer->value, 0);
+  writer->pending = -8;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Quantization (libwebp's QuantizeBlock_C and ExpandMatrix).
 
 typedef struct {
-  uint32_t step[16], inverse[16], bias[16], threshold[16], sharpen[16];
+  uint16_t step[16], inverse[16], sharpen[16];
+  uint32_t bias[16], threshold[16];
 } Matrix;
 
 static void matrix_make(Matrix *matrix, int dc_step, int ac_step, int kind) {
   for (int i = 0; i < 16; i++) {
     const uint32_t step = (uint32_t)(i == 0 ? dc_step : ac_step);
-    matrix->step[i] = step;
-    matrix->inverse[i] = (1u << quantizer_fix) / step;
+    matrix->step[i] = (uint16_t)step;
+    matrix->inverse[i] = (uint16_t)((1u << quantizer_fix) / step);  // at most 2^15: steps are >= 4
     matrix->bias[i] = (uint32_t)kBias[kind][i > 0] << (quantizer_fix - 8);
     matrix->threshold[i] = ((1u << quantizer_fix) - 1 - matrix->bias[i]) / matrix->inverse[i];
-    matrix->sharpen[i] = kind == 0 ? (kSharpening[i] * step) >> 11 : 0;
+    matrix->sharpen[i] = (uint16_t)(kind == 0 ? (kSharpening[i] * step) >> 11 : 0);
   }
 }
 
 // Quantizes the coefficients `in` (raster order) into `levels` (zigzag order), and leaves in `in`
 // what a decoder will dequantize them to. Returns the zigzag index of the last non-zero level,
 // or -1.
-static int quantize(int16_t in[16], int16_t levels[16], const Matrix *matrix) {
+static int quantize_scalar(int16_t in[16], int16_t levels[16], const Matrix *matrix) {
   int last = -1;
   for (int n = 0; n < 16; n++) {
     const int j = kZigzag[n];
@@ -288,7 +328,7 @@ static int quantize(int16_t in[16], int16_t levels[16], const Matrix *matrix) {
 // ---------------------------------------------------------------------------------------------
 // Transforms (libwebp's FTransform_C, ITransformOne, FTransformWHT_C and TransformWHT_C).
 
-static void forward_transform(const uint8_t *source, int source_stride, const uint8_t *prediction,
+static void forward_transform_scalar(const uint8_t *source, int source_stride, const uint8_t *prediction,
                               int prediction_stride, int16_t out[16]) {
   int tmp[16];
   for (int i = 0; i < 4; i++, source += source_stride, prediction += prediction_stride) {
@@ -320,7 +360,7 @@ static inline uint8_t clip_pixel(int v) { return v < 0 ? 0 : v > 255 ? 255 : (ui
 #define MUL2(a) (((a) * 35468) >> 16)
 
 // Adds the inverse transform of `in` to the prediction, into `target` (which may be the same).
-static void inverse_transform(const uint8_t *prediction, int prediction_stride, const int16_t in[16],
+static void inverse_transform_scalar(const uint8_t *prediction, int prediction_stride, const int16_t in[16],
                               uint8_t *target, int target_stride) {
   int tmp[16];
   for (int i = 0; i < 4; i++) {
@@ -399,6 +439,214 @@ static void inverse_wht(const int16_t in[16], int16_t dc[16]) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// SSE2 forms of the transforms, the quantizer and the sums of differences (libwebp's
+// FTransform_SSE2, ITransform_One_SSE2 and DoQuantizeBlock_SSE2): the same results as the plain
+// loops above, which processors without SSE2 run (and tests compare).
+
+#if defined(__SSE2__)
+static inline __m128i load32(const uint8_t *p) {
+  int32_t v;
+  memcpy(&v, p, 4);
+  return _mm_cvtsi32_si128(v);
+}
+
+static void forward_transform_sse2(const uint8_t *source, int source_stride, const uint8_t *prediction,
+                                   int prediction_stride, int16_t out[16]) {
+  const __m128i zero = _mm_setzero_si128();
+  const __m128i src_0 = _mm_unpacklo_epi16(load32(source), load32(source + source_stride));
+  const __m128i src_1 =
+      _mm_unpacklo_epi16(load32(source + 2 * source_stride), load32(source + 3 * source_stride));
+  const __m128i ref_0 = _mm_unpacklo_epi16(load32(prediction), load32(prediction + prediction_stride));
+  const __m128i ref_1 = _mm_unpacklo_epi16(load32(prediction + 2 * prediction_stride),
+                                           load32(prediction + 3 * prediction_stride));
+  const __m128i row01 = _mm_sub_epi16(_mm_unpacklo_epi8(src_0, zero), _mm_unpacklo_epi8(ref_0, zero));
+  const __m128i row23 = _mm_sub_epi16(_mm_unpacklo_epi8(src_1, zero), _mm_unpacklo_epi8(ref_1, zero));
+  __m128i v01, v32;
+  {  // the first pass
+    const __m128i k937 = _mm_set1_epi32(937);
+    const __m128i k1812 = _mm_set1_epi32(1812);
+    const __m128i k88p = _mm_set_epi16(8, 8, 8, 8, 8, 8, 8, 8);
+    const __m128i k88m = _mm_set_epi16(-8, 8, -8, 8, -8, 8, -8, 8);
+    const __m128i k5352_2217p = _mm_set_epi16(2217, 5352, 2217, 5352, 2217, 5352, 2217, 5352);
+    const __m128i k5352_2217m = _mm_set_epi16(-5352, 2217, -5352, 2217, -5352, 2217, -5352, 2217);
+    const __m128i shuf01_p = _mm_shufflehi_epi16(row01, _MM_SHUFFLE(2, 3, 0, 1));
+    const __m128i shuf23_p = _mm_shufflehi_epi16(row23, _MM_SHUFFLE(2, 3, 0, 1));
+    const __m128i s01 = _mm_unpacklo_epi64(shuf01_p, shuf23_p);
+    const __m128i s32 = _mm_unpackhi_epi64(shuf01_p, shuf23_p);
+    const __m128i a01 = _mm_add_epi16(s01, s32);
+    const __m128i a32 = _mm_sub_epi16(s01, s32);
+    const __m128i tmp0 = _mm_madd_epi16(a01, k88p);
+    const __m128i tmp2 = _mm_madd_epi16(a01, k88m);
+    const __m128i tmp1 = _mm_srai_epi32(_mm_add_epi32(_mm_madd_epi16(a32, k5352_2217p), k1812), 9);
+    const __m128i tmp3 = _mm_srai_epi32(_mm_add_epi32(_mm_madd_epi16(a32, k5352_2217m), k937), 9);
+    const __m128i s03 = _mm_packs_epi32(tmp0, tmp2);
+    const __m128i s12 = _mm_packs_epi32(tmp1, tmp3);
+    const __m128i s_lo = _mm_unpacklo_epi16(s03, s12);
+    const __m128i s_hi = _mm_unpackhi_epi16(s03, s12);
+    const __m128i v23 = _mm_unpackhi_epi32(s_lo, s_hi);
+    v01 = _mm_unpacklo_epi32(s_lo, s_hi);
+    v32 = _mm_shuffle_epi32(v23, _MM_SHUFFLE(1, 0, 3, 2));
+  }
+  {  // the second pass
+    const __m128i seven = _mm_set1_epi16(7);
+    const __m128i k5352_2217 = _mm_set_epi16(5352, 2217, 5352, 2217, 5352, 2217, 5352, 2217);
+    const __m128i k2217_5352 = _mm_set_epi16(2217, -5352, 2217, -5352, 2217, -5352, 2217, -5352);
+    const __m128i k12000_plus_one = _mm_set1_epi32(12000 + (1 << 16));
+    const __m128i k51000 = _mm_set1_epi32(51000);
+    const __m128i a32 = _mm_sub_epi16(v01, v32);
+    const __m128i a22 = _mm_unpackhi_epi64(a32, a32);
+    const __m128i b23 = _mm_unpacklo_epi16(a22, a32);
+    const __m128i e1 = _mm_srai_epi32(_mm_add_epi32(_mm_madd_epi16(b23, k5352_2217), k12000_plus_one), 16);
+    const __m128i e3 = _mm_srai_epi32(_mm_add_epi32(_mm_madd_epi16(b23, k2217_5352), k51000), 16);
+    const __m128i f1 = _mm_packs_epi32(e1, e1);
+    const __m128i f3 = _mm_packs_epi32(e3, e3);
+    const __m128i g1 = _mm_add_epi16(f1, _mm_cmpeq_epi16(a32, zero));
+    const __m128i a01 = _mm_add_epi16(v01, v32);
+    const __m128i a01_plus_7 = _mm_add_epi16(a01, seven);
+    const __m128i a11 = _mm_unpackhi_epi64(a01, a01);
+    const __m128i d0 = _mm_srai_epi16(_mm_add_epi16(a01_plus_7, a11), 4);
+    const __m128i d2 = _mm_srai_epi16(_mm_sub_epi16(a01_plus_7, a11), 4);
+    _mm_storeu_si128((__m128i *)&out[0], _mm_unpacklo_epi64(d0, g1));
+    _mm_storeu_si128((__m128i *)&out[8], _mm_unpacklo_epi64(d2, f3));
+  }
+}
+
+// One pass of the inverse transform over four columns (or rows), and its transpose.
+static inline void inverse_pass_sse2(__m128i *t01, __m128i *t23, __m128i bias, int shift) {
+  const __m128i k1k2 = _mm_set_epi16(-30068, -30068, -30068, -30068, 20091, 20091, 20091, 20091);
+  const __m128i k2k1 = _mm_set_epi16(20091, 20091, 20091, 20091, -30068, -30068, -30068, -30068);
+  const __m128i in01 = _mm_add_epi16(*t01, bias);
+  const __m128i in23 = *t23;
+  const __m128i in1 = _mm_unpackhi_epi64(*t01, *t01);
+  const __m128i in3 = _mm_unpackhi_epi64(in23, in23);
+  const __m128i a_d3 = _mm_add_epi16(in01, in23);
+  const __m128i b_c3 = _mm_sub_epi16(in01, in23);
+  const __m128i c1d1 = _mm_mulhi_epi16(in1, k2k1);
+  const __m128i c2d2 = _mm_mulhi_epi16(in3, k1k2);
+  const __m128i c3 = _mm_unpackhi_epi64(b_c3, b_c3);
+  const __m128i c4 = _mm_sub_epi16(c1d1, c2d2);
+  const __m128i c = _mm_add_epi16(c3, c4);
+  const __m128i d4u = _mm_add_epi16(c1d1, c2d2);
+  const __m128i du = _mm_add_epi16(a_d3, d4u);
+  const __m128i d = _mm_unpackhi_epi64(du, du);
+  const __m128i comb_ab = _mm_unpacklo_epi64(a_d3, b_c3);
+  const __m128i comb_dc = _mm_unpacklo_epi64(d, c);
+  __m128i tmp01 = _mm_add_epi16(comb_ab, comb_dc);
+  const __m128i tmp32 = _mm_sub_epi16(comb_ab, comb_dc);
+  __m128i tmp23 = _mm_shuffle_epi32(tmp32, _MM_SHUFFLE(1, 0, 3, 2));
+  if (shift) {
+    tmp01 = _mm_srai_epi16(tmp01, 3);
+    tmp23 = _mm_srai_epi16(tmp23, 3);
+  }
+  const __m128i transpose_0 = _mm_unpacklo_epi16(tmp01, tmp23);
+  const __m128i transpose_1 = _mm_unpackhi_epi16(tmp01, tmp23);
+  *t01 = _mm_unpacklo_epi16(transpose_0, transpose_1);
+  *t23 = _mm_unpackhi_epi16(transpose_0, transpose_1);
+}
+
+static void inverse_transform_sse2(const uint8_t *prediction, int prediction_stride,
+                                   const int16_t in[16], uint8_t *target, int target_stride) {
+  const __m128i zero = _mm_setzero_si128();
+  __m128i t01 = _mm_loadu_si128((const __m128i *)&in[0]);
+  __m128i t23 = _mm_loadu_si128((const __m128i *)&in[8]);
+  inverse_pass_sse2(&t01, &t23, zero, 0);
+  inverse_pass_sse2(&t01, &t23, _mm_set_epi16(0, 0, 0, 0, 4, 4, 4, 4), 1);
+  __m128i ref01 = _mm_unpacklo_epi32(load32(prediction), load32(prediction + prediction_stride));
+  __m128i ref23 = _mm_unpacklo_epi32(load32(prediction + 2 * prediction_stride),
+                                     load32(prediction + 3 * prediction_stride));
+  ref01 = _mm_add_epi16(_mm_unpacklo_epi8(ref01, zero), t01);
+  ref23 = _mm_add_epi16(_mm_unpacklo_epi8(ref23, zero), t23);
+  int32_t rows[4];
+  _mm_storeu_si128((__m128i *)rows, _mm_packus_epi16(ref01, ref23));
+  for (int i = 0; i < 4; i++) memcpy(target + i * target_stride, &rows[i], 4);
+}
+
+static int quantize_sse2(int16_t in[16], int16_t levels[16], const Matrix *matrix) {
+  const __m128i zero = _mm_setzero_si128();
+  __m128i in0 = _mm_loadu_si128((__m128i *)&in[0]);
+  __m128i in8 = _mm_loadu_si128((__m128i *)&in[8]);
+  const __m128i iq0 = _mm_loadu_si128((const __m128i *)&matrix->inverse[0]);
+  const __m128i iq8 = _mm_loadu_si128((const __m128i *)&matrix->inverse[8]);
+  const __m128i q0 = _mm_loadu_si128((const __m128i *)&matrix->step[0]);
+  const __m128i q8 = _mm_loadu_si128((const __m128i *)&matrix->step[8]);
+  const __m128i sign0 = _mm_cmpgt_epi16(zero, in0);
+  const __m128i sign8 = _mm_cmpgt_epi16(zero, in8);
+  __m128i coeff0 = _mm_sub_epi16(_mm_xor_si128(in0, sign0), sign0);
+  __m128i coeff8 = _mm_sub_epi16(_mm_xor_si128(in8, sign8), sign8);
+  coeff0 = _mm_add_epi16(coeff0, _mm_loadu_si128((const __m128i *)&matrix->sharpen[0]));
+  coeff8 = _mm_add_epi16(coeff8, _mm_loadu_si128((const __m128i *)&matrix->sharpen[8]));
+  const __m128i h0 = _mm_mulhi_epu16(coeff0, iq0), l0 = _mm_mullo_epi16(coeff0, iq0);
+  const __m128i h8 = _mm_mulhi_epu16(coeff8, iq8), l8 = _mm_mullo_epi16(coeff8, iq8);
+  __m128i out00 = _mm_unpacklo_epi16(l0, h0), out04 = _mm_unpackhi_epi16(l0, h0);
+  __m128i out08 = _mm_unpacklo_epi16(l8, h8), out12 = _mm_unpackhi_epi16(l8, h8);
+  out00 = _mm_srai_epi32(_mm_add_epi32(out00, _mm_loadu_si128((const __m128i *)&matrix->bias[0])), quantizer_fix);
+  out04 = _mm_srai_epi32(_mm_add_epi32(out04, _mm_loadu_si128((const __m128i *)&matrix->bias[4])), quantizer_fix);
+  out08 = _mm_srai_epi32(_mm_add_epi32(out08, _mm_loadu_si128((const __m128i *)&matrix->bias[8])), quantizer_fix);
+  out12 = _mm_srai_epi32(_mm_add_epi32(out12, _mm_loadu_si128((const __m128i *)&matrix->bias[12])), quantizer_fix);
+  const __m128i maximum = _mm_set1_epi16(maximum_level);
+  __m128i out0 = _mm_min_epi16(_mm_packs_epi32(out00, out04), maximum);
+  __m128i out8 = _mm_min_epi16(_mm_packs_epi32(out08, out12), maximum);
+  out0 = _mm_sub_epi16(_mm_xor_si128(out0, sign0), sign0);
+  out8 = _mm_sub_epi16(_mm_xor_si128(out8, sign8), sign8);
+  _mm_storeu_si128((__m128i *)&in[0], _mm_mullo_epi16(out0, q0));
+  _mm_storeu_si128((__m128i *)&in[8], _mm_mullo_epi16(out8, q8));
+  // Zigzag order (with positions 3 and 12 swapped, mended below).
+  __m128i z0 = _mm_shufflehi_epi16(out0, _MM_SHUFFLE(2, 1, 3, 0));
+  z0 = _mm_shuffle_epi32(z0, _MM_SHUFFLE(3, 1, 2, 0));
+  z0 = _mm_shufflehi_epi16(z0, _MM_SHUFFLE(3, 1, 0, 2));
+  __m128i z8 = _mm_shufflelo_epi16(out8, _MM_SHUFFLE(3, 0, 2, 1));
+  z8 = _mm_shuffle_epi32(z8, _MM_SHUFFLE(3, 1, 2, 0));
+  z8 = _mm_shufflelo_epi16(z8, _MM_SHUFFLE(1, 3, 2, 0));
+  _mm_storeu_si128((__m128i *)&levels[0], z0);
+  _mm_storeu_si128((__m128i *)&levels[8], z8);
+  const int16_t swapped = levels[3];
+  levels[3] = levels[12];
+  levels[12] = swapped;
+  const __m128i zeros = _mm_cmpeq_epi8(_mm_packs_epi16(z0, z8), zero);
+  unsigned nonzero = ~(unsigned)_mm_movemask_epi8(zeros) & 0xffffu;
+  // Bits 3 and 12 belong to the swapped pair.
+  const unsigned bit3 = (nonzero >> 3) & 1u, bit12 = (nonzero >> 12) & 1u;
+  nonzero = (nonzero & ~((1u << 3) | (1u << 12))) | (bit3 << 12) | (bit12 << 3);
+  return nonzero ? 31 - __builtin_clz(nonzero) : -1;
+}
+
+static int sad_sse2(const uint8_t *source, int stride, const uint8_t *prediction, int size) {
+  __m128i sum = _mm_setzero_si128();
+  if (size == 16) {
+    for (int y = 0; y < 16; y++)
+      sum = _mm_add_epi64(sum, _mm_sad_epu8(_mm_loadu_si128((const __m128i *)(source + y * stride)),
+                                            _mm_loadu_si128((const __m128i *)(prediction + y * 16))));
+  } else {
+    for (int y = 0; y < 8; y += 2) {
+      const __m128i s = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)(source + y * stride)),
+                                           _mm_loadl_epi64((const __m128i *)(source + (y + 1) * stride)));
+      sum = _mm_add_epi64(sum, _mm_sad_epu8(s, _mm_loadu_si128((const __m128i *)(prediction + y * 8))));
+    }
+  }
+  return _mm_cvtsi128_si32(sum) + _mm_cvtsi128_si32(_mm_srli_si128(sum, 8));
+}
+#endif
+
+static int sad_scalar(const uint8_t *source, int stride, const uint8_t *prediction, int size);
+
+// The kernels chosen for one encode.
+typedef struct {
+  void (*forward_transform)(const uint8_t *, int, const uint8_t *, int, int16_t *);
+  void (*inverse_transform)(const uint8_t *, int, const int16_t *, uint8_t *, int);
+  int (*quantize)(int16_t *, int16_t *, const Matrix *);
+  int (*sad)(const uint8_t *, int, const uint8_t *, int);
+} Kernels;
+
+static Kernels kernels_for(int choice) {
+#if defined(__SSE2__)
+  if (choice != INNERPEACE_WEBP_SCALAR)
+    return (Kernels){forward_transform_sse2, inverse_transform_sse2, quantize_sse2, sad_sse2};
+#endif
+  (void)choice;
+  return (Kernels){forward_transform_scalar, inverse_transform_scalar, quantize_scalar, sad_scalar};
+}
+
+// ---------------------------------------------------------------------------------------------
 // Whole-block prediction. The edges are a decoder's: 127 above the top row (the corner too), 129
 // left of the left column (the corner too, below the top row).
 
@@ -435,7 +683,7 @@ static void predict(uint8_t *out, int size, int mode, const uint8_t *above, cons
   }
 }
 
-static int sad(const uint8_t *source, int stride, const uint8_t *prediction, int size) {
+static int sad_scalar(const uint8_t *source, int stride, const uint8_t *prediction, int size) {
   int sum = 0;
   for (int y = 0; y < size; y++)
     for (int x = 0; x < size; x++) {
@@ -462,16 +710,16 @@ static void gather_edges(const uint8_t *plane, int stride, int x, int y, int siz
 }
 
 // Chooses the mode whose prediction is closest to the source, and leaves its prediction in `out`.
-static int choose_mode(const uint8_t *const sources[2], int stride, int size, int planes,
-                       const uint8_t *const above[2], const uint8_t *const left[2], int has_above,
-                       int has_left, uint8_t *out) {
-  uint8_t candidate[2][256];
+static int choose_mode(const Kernels *kernels, const uint8_t *const sources[2], int stride, int size,
+                       int planes, const uint8_t *const above[2], const uint8_t *const left[2],
+                       int has_above, int has_left, uint8_t *out) {
+  uint8_t candidate[2][256] __attribute__((aligned(16)));
   int best = mode_dc, best_cost = -1;
   for (int mode = 0; mode < 4; mode++) {
     int cost = 0;
     for (int p = 0; p < planes; p++) {
       predict(candidate[p], size, mode, above[p], left[p], has_above, has_left);
-      cost += sad(sources[p], stride, candidate[p], size);
+      cost += kernels->sad(sources[p], stride, candidate[p], size);
     }
     if (best_cost < 0 || cost < best_cost) {
       best_cost = cost;
@@ -490,76 +738,82 @@ typedef const uint8_t (*Probabilities)[3][11];
 // Codes one block's levels (zigzag order) from index `first`; returns whether any is non-zero.
 static int put_levels(BoolWriter *writer, Probabilities probabilities, int context, int first, int last,
                       const int16_t levels[16]) {
+  int32_t range = writer->range, value = writer->value;
+  int pending = writer->pending;
   int n = first;
   const uint8_t *p = probabilities[n][context];
-  put_bit(writer, last >= 0, p[0]);
-  if (last < 0) return 0;
+  PUT_BIT(writer, last >= 0, p[0]);
+  if (last < 0) goto done;
   while (n < 16) {
     const int level = levels[n++];
     const int negative = level < 0;
     int v = negative ? -level : level;
-    put_bit(writer, v != 0, p[1]);
+    PUT_BIT(writer, v != 0, p[1]);
     if (v == 0) {
       p = probabilities[kBands[n]][0];
       continue;
     }
-    put_bit(writer, v > 1, p[2]);
+    PUT_BIT(writer, v > 1, p[2]);
     if (v == 1) {
       p = probabilities[kBands[n]][1];
     } else {
-      put_bit(writer, v > 4, p[3]);
+      PUT_BIT(writer, v > 4, p[3]);
       if (v <= 4) {
-        put_bit(writer, v != 2, p[4]);
-        if (v != 2) put_bit(writer, v == 4, p[5]);
+        PUT_BIT(writer, v != 2, p[4]);
+        if (v != 2) PUT_BIT(writer, v == 4, p[5]);
       } else {
-        put_bit(writer, v > 10, p[6]);
+        PUT_BIT(writer, v > 10, p[6]);
         if (v <= 10) {
-          put_bit(writer, v > 6, p[7]);
+          PUT_BIT(writer, v > 6, p[7]);
           if (v <= 6) {
-            put_bit(writer, v == 6, 159);
+            PUT_BIT(writer, v == 6, 159);
           } else {
-            put_bit(writer, v >= 9, 165);
-            put_bit(writer, !(v & 1), 145);
+            PUT_BIT(writer, v >= 9, 165);
+            PUT_BIT(writer, !(v & 1), 145);
           }
         } else {
           int mask;
           const uint8_t *table;
           if (v < 3 + (8 << 1)) {
-            put_bit(writer, 0, p[8]);
-            put_bit(writer, 0, p[9]);
+            PUT_BIT(writer, 0, p[8]);
+            PUT_BIT(writer, 0, p[9]);
             v -= 3 + (8 << 0);
             mask = 1 << 2;
             table = kCat3;
           } else if (v < 3 + (8 << 2)) {
-            put_bit(writer, 0, p[8]);
-            put_bit(writer, 1, p[9]);
+            PUT_BIT(writer, 0, p[8]);
+            PUT_BIT(writer, 1, p[9]);
             v -= 3 + (8 << 1);
             mask = 1 << 3;
             table = kCat4;
           } else if (v < 3 + (8 << 3)) {
-            put_bit(writer, 1, p[8]);
-            put_bit(writer, 0, p[10]);
+            PUT_BIT(writer, 1, p[8]);
+            PUT_BIT(writer, 0, p[10]);
             v -= 3 + (8 << 2);
             mask = 1 << 4;
             table = kCat5;
           } else {
-            put_bit(writer, 1, p[8]);
-            put_bit(writer, 1, p[10]);
+            PUT_BIT(writer, 1, p[8]);
+            PUT_BIT(writer, 1, p[10]);
             v -= 3 + (8 << 3);
             mask = 1 << 10;
             table = kCat6;
           }
-          for (; mask; mask >>= 1) put_bit(writer, (v & mask) != 0, *table++);
+          for (; mask; mask >>= 1) PUT_BIT(writer, (v & mask) != 0, *table++);
         }
       }
       p = probabilities[kBands[n]][2];
     }
-    put_bit(writer, negative, 128);
-    if (n == 16) return 1;
-    put_bit(writer, n <= last, p[0]);
-    if (n > last) return 1;
+    PUT_BIT(writer, negative, 128);
+    if (n == 16) break;
+    PUT_BIT(writer, n <= last, p[0]);
+    if (n > last) break;
   }
-  return 1;
+done:
+  writer->range = range;
+  writer->value = value;
+  writer->pending = pending;
+  return last >= 0;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -624,7 +878,9 @@ static void put_le32(uint8_t *target, uint32_t value) {
 }
 
 int innerpeace_webp_encode(const uint8_t *pixels, size_t stride, int width, int height, int quality,
-                           int loop_filter, uint8_t **output, size_t *size, uint8_t *reconstruction) {
+                           int loop_filter, int kernel_choice, uint8_t **output, size_t *size,
+                           uint8_t *reconstruction) {
+  const Kernels kernels = kernels_for(kernel_choice);
   *output = NULL;
   *size = 0;
   if (width < 1 || height < 1 || quality < 0 || quality > 100) return INNERPEACE_WEBP_INVALID;
@@ -702,29 +958,29 @@ int innerpeace_webp_encode(const uint8_t *pixels, size_t stride, int width, int 
 
       // Luma: one 16x16 prediction, 16 transformed blocks, their DCs through the WHT.
       uint8_t *block = luma + (size_t)mb_y * 16 * luma_stride + mb_x * 16;
-      uint8_t above[17], left[16], prediction[2][256];
+      uint8_t above[17], left[16], prediction[2][256] __attribute__((aligned(16)));
       gather_edges(luma, luma_stride, mb_x * 16, mb_y * 16, 16, above, left);
       const uint8_t *luma_sources[2] = {block, block};
       const uint8_t *luma_above[2] = {above, above}, *luma_left[2] = {left, left};
-      const int luma_mode = choose_mode(luma_sources, luma_stride, 16, 1, luma_above, luma_left,
+      const int luma_mode = choose_mode(&kernels, luma_sources, luma_stride, 16, 1, luma_above, luma_left,
                                         has_above, has_left, prediction[0]);
       int16_t coefficients[16][16], dc[16], y2_in[16], levels_y2[16], levels_y[16][16];
       int last_y[16];
       for (int n = 0; n < 16; n++) {
         const int x = (n & 3) * 4, y = (n >> 2) * 4;
-        forward_transform(block + y * luma_stride + x, luma_stride, prediction[0] + y * 16 + x, 16,
+        kernels.forward_transform(block + y * luma_stride + x, luma_stride, prediction[0] + y * 16 + x, 16,
                           coefficients[n]);
         dc[n] = coefficients[n][0];
         coefficients[n][0] = 0;
-        last_y[n] = quantize(coefficients[n], levels_y[n], &y1);
+        last_y[n] = kernels.quantize(coefficients[n], levels_y[n], &y1);
       }
       forward_wht(dc, y2_in);
-      const int last_y2 = quantize(y2_in, levels_y2, &y2);
+      const int last_y2 = kernels.quantize(y2_in, levels_y2, &y2);
       inverse_wht(y2_in, dc);
       for (int n = 0; n < 16; n++) {
         const int x = (n & 3) * 4, y = (n >> 2) * 4;
         coefficients[n][0] = dc[n];
-        inverse_transform(prediction[0] + y * 16 + x, 16, coefficients[n],
+        kernels.inverse_transform(prediction[0] + y * 16 + x, 16, coefficients[n],
                           block + y * luma_stride + x, luma_stride);
       }
 
@@ -735,7 +991,7 @@ int innerpeace_webp_encode(const uint8_t *pixels, size_t stride, int width, int 
       gather_edges(v, chroma_stride, mb_x * 8, mb_y * 8, 8, above_v, left_v);
       const uint8_t *chroma_sources[2] = {u + chroma_offset, v + chroma_offset};
       const uint8_t *chroma_above[2] = {above_u, above_v}, *chroma_left[2] = {left_u, left_v};
-      const int chroma_mode = choose_mode(chroma_sources, chroma_stride, 8, 2, chroma_above,
+      const int chroma_mode = choose_mode(&kernels, chroma_sources, chroma_stride, 8, 2, chroma_above,
                                           chroma_left, has_above, has_left, prediction[0]);
       int16_t chroma_coefficients[8][16], levels_uv[8][16];
       int last_uv[8];
@@ -743,10 +999,10 @@ int innerpeace_webp_encode(const uint8_t *pixels, size_t stride, int width, int 
         uint8_t *plane_block = (uint8_t *)chroma_sources[n >> 2];
         const uint8_t *plane_prediction = prediction[n >> 2];
         const int x = (n & 1) * 4, y = ((n >> 1) & 1) * 4;
-        forward_transform(plane_block + y * chroma_stride + x, chroma_stride,
+        kernels.forward_transform(plane_block + y * chroma_stride + x, chroma_stride,
                           plane_prediction + y * 8 + x, 8, chroma_coefficients[n]);
-        last_uv[n] = quantize(chroma_coefficients[n], levels_uv[n], &uv);
-        inverse_transform(plane_prediction + y * 8 + x, 8, chroma_coefficients[n],
+        last_uv[n] = kernels.quantize(chroma_coefficients[n], levels_uv[n], &uv);
+        kernels.inverse_transform(plane_prediction + y * 8 + x, 8, chroma_coefficients[n],
                           plane_block + y * chroma_stride + x, chroma_stride);
       }
 

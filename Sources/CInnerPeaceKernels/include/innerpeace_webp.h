@@ -25,14 +25,23 @@ enum {
   INNERPEACE_WEBP_INVALID = 3,
 };
 
+/// Which loops `innerpeace_webp_encode` runs; both write the same bytes.
+enum {
+  /// SSE2 where the processor has it (every x86-64), else plain C.
+  INNERPEACE_WEBP_BEST = 0,
+  /// Plain C.
+  INNERPEACE_WEBP_SCALAR = 1,
+};
+
 /// Writes a whole WebP file (RIFF, one `VP8 ` chunk) of the opaque Cairo pixels `pixels` (rows
 /// `stride` bytes apart, B G R X; X is ignored) at `quality` 0 (smallest) to 100, mapped to VP8's
 /// quantizer as libwebp maps its quality. `loop_filter` 0 turns the decoder's loop filter off (the
 /// decoded image is then exactly the encoder's reconstruction); 1 sets its level from the quantizer
-/// as libwebp does. On success `*output` is a buffer from `malloc` holding `*size` bytes, which the
+/// as libwebp does. `kernels` is one of the INNERPEACE_WEBP_ values. On success `*output` is a buffer from `malloc` holding `*size` bytes, which the
 /// caller frees. When `reconstruction` is not NULL, it receives the planes a decoder rebuilds before
 /// its loop filter: Y (width x height), then U and V ((width + 1) / 2 x (height + 1) / 2 each).
 int innerpeace_webp_encode(const uint8_t *pixels, size_t stride, int width, int height, int quality,
-                           int loop_filter, uint8_t **output, size_t *size, uint8_t *reconstruction);
+                           int loop_filter, int kernels, uint8_t **output, size_t *size,
+                           uint8_t *reconstruction);
 
 #endif
