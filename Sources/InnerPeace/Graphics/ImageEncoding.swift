@@ -2,15 +2,16 @@ internal import CInnerPeace
 internal import CInnerPeaceKernels
 
 /// Encodes a finished Cairo surface as PNG (own encoder in C, `innerpeace_png_encode`), JPEG (libturbojpeg),
-/// WebP (libwebp) or AVIF (libavif over libaom, in `ImageEncoding+AVIF.swift`).
+/// WebP (opaque cards: own VP8 encoder in C, `innerpeace_webp_encode`; transparent ones: libwebp) or
+/// AVIF (libavif over libaom, in `ImageEncoding+AVIF.swift`).
 package enum ImageEncoding {
   /// JPEG quality, 1...100.
   static let jpegQuality: Int32 = 90
   /// WebP quality, 0...100.
   static let webpQuality: Float = 90
-  /// libwebp's speed/size trade-off, 0 (fast) to 6 (small). Method 0 encodes an og card in two
-  /// thirds of method 2's time at the same PSNR and SSIM, for a file about 23 % larger (still
-  /// smaller than the JPEG); see BENCHMARKS.md.
+  /// libwebp's speed/size trade-off for transparent cards, 0 (fast) to 6 (small). Method 0
+  /// encodes an og card in two thirds of method 2's time at the same PSNR and SSIM, for a file
+  /// about 23 % larger (still smaller than the JPEG); see BENCHMARKS.md.
   static let webpMethod: Int32 = 0
   /// libdeflate level of the PNG writer before issue 21 (``pngLibdeflateUp(pixels:stride:width:height:alpha:)``,
   /// kept for the benchmark's comparison).
@@ -181,20 +182,24 @@ package enum ImageEncoding {
 
   private static func webp(_ surface: ImageSurface, quality: Float) throws(InnerPeaceError) -> [UInt8] {
     let alpha = hasAlpha(surface)
+    if !alpha {
+      return try webp(
+        pixels: surface.data, stride: surface.stride, width: surface.width, height: surface.height,
+        quality: Int(quality.rounded())
+      ).file
+    }
     let width = surface.width
     let stride = surface.stride
-    // An opaque card's pixels are Cairo's BGRX bytes, which libwebp imports as they are. A
-    // transparent card's are premultiplied: they are unpremultiplied to packed RGBA rows, never
-    // longer than the surface's, so written over the surface, top down, each row read whole
-    // (into `row`) before its packed form is written.
+    // A transparent card goes to libwebp (lossy colour, lossless alpha). Its pixels are
+    // premultiplied: they are unpremultiplied to packed RGBA rows, never longer than the
+    // surface's, so written over the surface, top down, each row read whole (into `row`) before
+    // its packed form is written.
     let pixels = surface.data
-    if alpha {
-      var row = [UInt8](repeating: 0, count: stride)
-      row.withUnsafeMutableBufferPointer { row in
-        for y in 0..<surface.height {
-          row.baseAddress!.update(from: pixels + y * stride, count: stride)
-          unpack(row: row.baseAddress!, width: width, alpha: true, into: pixels + y * width * 4)
-        }
+    var row = [UInt8](repeating: 0, count: stride)
+    row.withUnsafeMutableBufferPointer { row in
+      for y in 0..<surface.height {
+        row.baseAddress!.update(from: pixels + y * stride, count: stride)
+        unpack(row: row.baseAddress!, width: width, alpha: true, into: pixels + y * width * 4)
       }
     }
     // The advanced API, for its speed setting (``webpMethod``).
@@ -209,11 +214,7 @@ package enum ImageEncoding {
     defer { WebPPictureFree(&picture) }
     picture.width = Int32(width)
     picture.height = Int32(surface.height)
-    let imported =
-      alpha
-      ? WebPPictureImportRGBA(&picture, pixels, Int32(width * 4))
-      : WebPPictureImportBGRX(&picture, pixels, Int32(stride))
-    guard imported != 0 else { throw .encodingFailed(format: .webp, reason: "out of memory") }
+    guard WebPPictureImportRGBA(&picture, pixels, Int32(width * 4)) != 0 else { throw .encodingFailed(format: .webp, reason: "out of memory") }
     var writer = WebPMemoryWriter()
     WebPMemoryWriterInit(&writer)
     defer { WebPMemoryWriterClear(&writer) }
@@ -226,6 +227,58 @@ package enum ImageEncoding {
       throw .encodingFailed(format: .webp, reason: "libwebp error \(picture.error_code.rawValue)")
     }
     return Array(UnsafeBufferPointer(start: memory, count: writer.size))
+  }
+}
+
+extension ImageEncoding {
+  /// The WebP encoder's loops. Both write the same bytes; tests and the fuzz target compare them.
+  package enum WebPKernels: CaseIterable, Sendable {
+    /// SSE2 where the processor has it, else plain C.
+    case best
+    /// Plain C.
+    case scalar
+
+    var code: Int32 {
+      switch self {
+      case .best: Int32(INNERPEACE_WEBP_BEST)
+      case .scalar: Int32(INNERPEACE_WEBP_SCALAR)
+      }
+    }
+  }
+
+  /// Encodes opaque Cairo pixels (rows `stride` bytes apart, B G R X) as a lossy WebP file with
+  /// the VP8 encoder in C (`innerpeace_webp_encode`). The pixels are only read.
+  /// - Parameter quality: 0 (smallest) to 100, mapped to VP8's quantizer as libwebp maps it.
+  /// - Parameter loopFilter: whether the decoder smooths the blocks' edges (off, the decoded
+  ///   planes are exactly `reconstruction`).
+  /// - Parameter reconstruction: whether to return the Y, U and V planes a decoder rebuilds
+  ///   before its loop filter (width x height, then two of (width + 1) / 2 x (height + 1) / 2).
+  /// - Throws: ``InnerPeaceError/encodingFailed(format:reason:)`` when memory runs out or the
+  ///   image is larger than VP8 allows.
+  package static func webp(
+    pixels: UnsafePointer<UInt8>, stride: Int, width: Int, height: Int, quality: Int, loopFilter: Bool = true,
+    kernels: WebPKernels = .best, reconstruction: Bool = false
+  ) throws(InnerPeaceError) -> (file: [UInt8], reconstruction: [UInt8]?) {
+    let chroma = ((width + 1) / 2) * ((height + 1) / 2)
+    var planes = [UInt8](repeating: 0, count: reconstruction ? width * height + 2 * chroma : 0)
+    var output: UnsafeMutablePointer<UInt8>? = nil
+    var size = 0
+    let result = planes.withUnsafeMutableBufferPointer { target in
+      innerpeace_webp_encode(
+        pixels, stride, Int32(width), Int32(height), Int32(min(max(quality, 0), 100)), loopFilter ? 1 : 0,
+        kernels.code, &output, &size, reconstruction ? target.baseAddress : nil)
+    }
+    defer { free(output) }
+    guard result == Int32(INNERPEACE_WEBP_OK), let output else {
+      let reason =
+        switch result {
+        case Int32(INNERPEACE_WEBP_TOO_LARGE): "the image is larger than VP8 allows"
+        case Int32(INNERPEACE_WEBP_INVALID): "the image has no pixels"
+        default: "out of memory"
+        }
+      throw .encodingFailed(format: .webp, reason: reason)
+    }
+    return (Array(UnsafeBufferPointer(start: output, count: size)), reconstruction ? planes : nil)
   }
 }
 
