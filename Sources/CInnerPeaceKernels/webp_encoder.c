@@ -625,6 +625,72 @@ static int sad_sse2(const uint8_t *source, int stride, const uint8_t *prediction
   }
   return _mm_cvtsi128_si32(sum) + _mm_cvtsi128_si32(_mm_srli_si128(sum, 8));
 }
+// Converts the row's pixels 8 at a time to luma; returns how many it converted (a multiple of 8).
+static int convert_luma_sse2(const uint8_t *row, uint8_t *target, int width) {
+  const __m128i zero = _mm_setzero_si128();
+  // B G R G of each pixel against these: 6420 B + 16530 G, 16839 R + 16529 G (33059 G in all).
+  const __m128i weights = _mm_setr_epi16(6420, 16530, 16839, 16529, 6420, 16530, 16839, 16529);
+  const __m128i rounding = _mm_set1_epi32((1 << 15) + (16 << 16));
+  int x = 0;
+  for (; x + 8 <= width; x += 8) {
+    __m128i sums[2];
+    for (int half = 0; half < 2; half++) {
+      const __m128i pixels = _mm_loadu_si128((const __m128i *)(row + 4 * x + 16 * half));
+      __m128i lo = _mm_unpacklo_epi8(pixels, zero), hi = _mm_unpackhi_epi8(pixels, zero);
+      lo = _mm_shufflehi_epi16(_mm_shufflelo_epi16(lo, _MM_SHUFFLE(1, 2, 1, 0)), _MM_SHUFFLE(1, 2, 1, 0));
+      hi = _mm_shufflehi_epi16(_mm_shufflelo_epi16(hi, _MM_SHUFFLE(1, 2, 1, 0)), _MM_SHUFFLE(1, 2, 1, 0));
+      const __m128 a = _mm_castsi128_ps(_mm_madd_epi16(lo, weights));
+      const __m128 b = _mm_castsi128_ps(_mm_madd_epi16(hi, weights));
+      const __m128i evens = _mm_castps_si128(_mm_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)));
+      const __m128i odds = _mm_castps_si128(_mm_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1)));
+      sums[half] = _mm_srai_epi32(_mm_add_epi32(_mm_add_epi32(evens, odds), rounding), 16);
+    }
+    const __m128i words = _mm_packs_epi32(sums[0], sums[1]);
+    _mm_storel_epi64((__m128i *)(target + x), _mm_packus_epi16(words, words));
+  }
+  return x;
+}
+
+// Converts 2 x 2 pixels of two rows to U and V, 4 samples at a time; returns how many samples it
+// converted (a multiple of 4, of whole pairs of pixels within `width`).
+static int convert_chroma_sse2(const uint8_t *row0, const uint8_t *row1, uint8_t *u, uint8_t *v,
+                               int width) {
+  const __m128i zero = _mm_setzero_si128();
+  // B G R X sums against these: U = 28800 B - 19081 G - 9719 R, V = -4684 B - 24116 G + 28800 R.
+  const __m128i u_weights = _mm_setr_epi16(28800, -19081, -9719, 0, 28800, -19081, -9719, 0);
+  const __m128i v_weights = _mm_setr_epi16(-4684, -24116, 28800, 0, -4684, -24116, 28800, 0);
+  const __m128i rounding = _mm_set1_epi32((1 << 17) + (128 << 18));
+  int x = 0;
+  for (; 2 * x + 8 <= width; x += 4) {
+    __m128i u_sums[2], v_sums[2];
+    for (int half = 0; half < 2; half++) {
+      const __m128i a = _mm_loadu_si128((const __m128i *)(row0 + 8 * x + 16 * half));
+      const __m128i b = _mm_loadu_si128((const __m128i *)(row1 + 8 * x + 16 * half));
+      // Four pixels of each row: the two rows added, then each pair of pixels.
+      const __m128i lo = _mm_add_epi16(_mm_unpacklo_epi8(a, zero), _mm_unpacklo_epi8(b, zero));
+      const __m128i hi = _mm_add_epi16(_mm_unpackhi_epi8(a, zero), _mm_unpackhi_epi8(b, zero));
+      const __m128i sums = _mm_unpacklo_epi64(_mm_add_epi16(lo, _mm_srli_si128(lo, 8)),
+                                              _mm_add_epi16(hi, _mm_srli_si128(hi, 8)));
+      const __m128 pu = _mm_castsi128_ps(_mm_madd_epi16(sums, u_weights));
+      const __m128 pv = _mm_castsi128_ps(_mm_madd_epi16(sums, v_weights));
+      // Each sample's two partial sums, side by side: add the even and odd lanes.
+      const __m128i u_pairs = _mm_castps_si128(_mm_shuffle_ps(pu, pv, _MM_SHUFFLE(2, 0, 2, 0)));
+      const __m128i v_pairs = _mm_castps_si128(_mm_shuffle_ps(pu, pv, _MM_SHUFFLE(3, 1, 3, 1)));
+      const __m128i total = _mm_add_epi32(u_pairs, v_pairs);  // U0 U1 V0 V1
+      const __m128i shifted = _mm_srai_epi32(_mm_add_epi32(total, rounding), 18);
+      u_sums[half] = shifted;
+      v_sums[half] = _mm_srli_si128(shifted, 8);
+    }
+    // U0 U1 (V0 V1) of each half, then all four.
+    const __m128i us = _mm_unpacklo_epi64(u_sums[0], u_sums[1]);
+    const __m128i vs = _mm_unpacklo_epi64(v_sums[0], v_sums[1]);
+    const __m128i packed = _mm_packus_epi16(_mm_packs_epi32(us, vs), zero);
+    const int32_t u4 = _mm_cvtsi128_si32(packed), v4 = _mm_cvtsi128_si32(_mm_srli_si128(packed, 4));
+    memcpy(u + x, &u4, 4);
+    memcpy(v + x, &v4, 4);
+  }
+  return x;
+}
 #endif
 
 static int sad_scalar(const uint8_t *source, int stride, const uint8_t *prediction, int size);
@@ -635,15 +701,16 @@ typedef struct {
   void (*inverse_transform)(const uint8_t *, int, const int16_t *, uint8_t *, int);
   int (*quantize)(int16_t *, int16_t *, const Matrix *);
   int (*sad)(const uint8_t *, int, const uint8_t *, int);
+  int vector;  // whether the colour conversion's SSE2 loops run
 } Kernels;
 
 static Kernels kernels_for(int choice) {
 #if defined(__SSE2__)
   if (choice != INNERPEACE_WEBP_SCALAR)
-    return (Kernels){forward_transform_sse2, inverse_transform_sse2, quantize_sse2, sad_sse2};
+    return (Kernels){forward_transform_sse2, inverse_transform_sse2, quantize_sse2, sad_sse2, 1};
 #endif
   (void)choice;
-  return (Kernels){forward_transform_scalar, inverse_transform_scalar, quantize_scalar, sad_scalar};
+  return (Kernels){forward_transform_scalar, inverse_transform_scalar, quantize_scalar, sad_scalar, 0};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -713,20 +780,20 @@ static void gather_edges(const uint8_t *plane, int stride, int x, int y, int siz
 static int choose_mode(const Kernels *kernels, const uint8_t *const sources[2], int stride, int size,
                        int planes, const uint8_t *const above[2], const uint8_t *const left[2],
                        int has_above, int has_left, uint8_t *out) {
-  uint8_t candidate[2][256] __attribute__((aligned(16)));
+  uint8_t candidate[256] __attribute__((aligned(16)));
   int best = mode_dc, best_cost = -1;
   for (int mode = 0; mode < 4; mode++) {
     int cost = 0;
     for (int p = 0; p < planes; p++) {
-      predict(candidate[p], size, mode, above[p], left[p], has_above, has_left);
-      cost += kernels->sad(sources[p], stride, candidate[p], size);
+      predict(candidate, size, mode, above[p], left[p], has_above, has_left);
+      cost += kernels->sad(sources[p], stride, candidate, size);
     }
     if (best_cost < 0 || cost < best_cost) {
       best_cost = cost;
       best = mode;
-      memcpy(out, candidate, sizeof candidate);
     }
   }
+  for (int p = 0; p < planes; p++) predict(out + p * 256, size, best, above[p], left[p], has_above, has_left);
   return best;
 }
 
@@ -830,19 +897,31 @@ static inline uint8_t to_chroma(int sum) {
 }
 
 // Fills the planes from the pixels, then repeats the last column and row into the padding.
-static void convert(const uint8_t *pixels, size_t stride, int width, int height, uint8_t *luma,
+__attribute__((noinline)) static void convert(const uint8_t *pixels, size_t stride, int width, int height, uint8_t *luma,
                     int luma_stride, int luma_rows, uint8_t *u, uint8_t *v, int chroma_stride,
-                    int chroma_rows) {
+                    int chroma_rows, int vector) {
   for (int y = 0; y < height; y++) {
     const uint8_t *row = pixels + (size_t)y * stride;
     uint8_t *target = luma + (size_t)y * luma_stride;
-    for (int x = 0; x < width; x++) target[x] = to_y(row[4 * x + 2], row[4 * x + 1], row[4 * x]);
+#if defined(__SSE2__)
+    int x = vector ? convert_luma_sse2(row, target, width) : 0;
+#else
+    int x = 0;
+#endif
+    for (; x < width; x++) target[x] = to_y(row[4 * x + 2], row[4 * x + 1], row[4 * x]);
   }
   const int chroma_width = (width + 1) / 2, chroma_height = (height + 1) / 2;
   for (int y = 0; y < chroma_height; y++) {
     const uint8_t *row0 = pixels + (size_t)(2 * y) * stride;
     const uint8_t *row1 = 2 * y + 1 < height ? row0 + stride : row0;
-    for (int x = 0; x < chroma_width; x++) {
+#if defined(__SSE2__)
+    int x = vector ? convert_chroma_sse2(row0, row1, u + (size_t)y * chroma_stride,
+                                         v + (size_t)y * chroma_stride, width)
+                   : 0;
+#else
+    int x = 0;
+#endif
+    for (; x < chroma_width; x++) {
       const int x0 = 2 * x, x1 = 2 * x + 1 < width ? 2 * x + 1 : 2 * x;
       const int b = row0[4 * x0] + row0[4 * x1] + row1[4 * x0] + row1[4 * x1];
       const int g = row0[4 * x0 + 1] + row0[4 * x1 + 1] + row1[4 * x0 + 1] + row1[4 * x1 + 1];
@@ -907,7 +986,7 @@ int innerpeace_webp_encode(const uint8_t *pixels, size_t stride, int width, int 
 
   uint8_t *luma = planes, *u = planes + luma_size, *v = u + chroma_size;
   convert(pixels, stride, width, height, luma, luma_stride, luma_rows, u, v, chroma_stride,
-          chroma_rows);
+          chroma_rows, kernels.vector);
 
   const int q = kQuantizerForQuality[quality];
   const int uv_dc_delta = -2;  // libwebp's at its default spatial noise shaping (50)
