@@ -239,15 +239,33 @@ static int32_t writer_flush(BoolWriter *writer, int32_t value, int pending) {
 // Codes `bit` at `probability` (of a zero, in 1/256) with the coder's state in the local variables
 // `range`, `value` and `pending` (loaded from and stored back to `writer` around a run of bits, so
 // that they stay in registers).
-#define PUT_BIT(writer, bit, probability)                                                        \
+#define PUT_BIT(writer, bit, probability)                                                                                  \
   do {                                                                                           \
-    const int split_ = (range * (probability)) >> 8;                                             \
+    const int split_ = (range * (probability)) >> 8;                                                                \
     if (bit) {                                                                                   \
       value += split_ + 1;                                                                       \
       range -= split_ + 1;                                                                       \
     } else {                                                                                     \
       range = split_;                                                                            \
     }                                                                                            \
+    RENORMALIZE(writer);                                                                         \
+  } while (0)
+
+// A bit at probability one half (a sign).
+#define PUT_HALF(writer, bit)                                                                                  \
+  do {                                                                                           \
+    const int split_ = range >> 1;                                                                \
+    if (bit) {                                                                                   \
+      value += split_ + 1;                                                                       \
+      range -= split_ + 1;                                                                       \
+    } else {                                                                                     \
+      range = split_;                                                                            \
+    }                                                                                            \
+    RENORMALIZE(writer);                                                                         \
+  } while (0)
+
+#define RENORMALIZE(writer)                                                                      \
+  do {                                                                                           \
     const int shift_ = kRenormShift[range];                                                      \
     range = kRenormRange[range];                                                                 \
     value <<= shift_;                                                                            \
@@ -871,7 +889,7 @@ static int put_levels(BoolWriter *writer, Probabilities probabilities, int conte
       }
       p = probabilities[kBands[n]][2];
     }
-    PUT_BIT(writer, negative, 128);
+    PUT_HALF(writer, negative);
     if (n == 16) break;
     PUT_BIT(writer, n <= last, p[0]);
     if (n > last) break;
