@@ -12,7 +12,7 @@
 // transforms and of the quantizer, so that the bitstream decodes as libwebp's would.
 
 enum { quantizer_fix = 17, maximum_level = 2047, maximum_partition0 = 1 << 19 };
-enum { maximum_partition = 1 << 24, maximum_side = 16383 };
+enum { maximum_partition = 1 << 24, maximum_side = 16383, adaptive_limit = 16384 };
 
 // VP8's quantizer index for each quality 0...100: libwebp's QualityToCompression (q = 127 x (1 -
 // c^(1/3)), c linear in the quality in two pieces), precomputed.
@@ -902,6 +902,135 @@ done:
 }
 
 // ---------------------------------------------------------------------------------------------
+// Macroblocks' levels, and probabilities fitted to them.
+
+typedef struct {
+  int16_t levels[25][16];  // Y2, the 16 luma blocks, 4 U, 4 V (zigzag order)
+  int8_t last[25];         // the index of each block's last non-zero level, or -1
+  uint8_t luma_mode, chroma_mode;
+} MacroblockLevels;
+
+// The block types of the token probabilities.
+enum { type_luma_ac = 0, type_y2 = 1, type_chroma = 2 };
+
+// How often each token class (zero, one, two, three, four, 5-6, 7-10, 11-18, 19-34, 35-66, 67 and
+// more) was coded in each band and context, and how often the end of a block was (0) or was not (1)
+// coded where it could have been.
+typedef struct {
+  uint32_t classes[4][8][3][12];
+  uint32_t ends[4][8][3][2];
+} Statistics;
+
+static const uint8_t kClass[68] = {0, 1, 2, 3, 4, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7, 7, 7, 8, 8, 8, 8,
+                                   8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9,
+                                   9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 10};
+static const uint8_t kContextAfter[12] = {0, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2};
+
+// Counts the decisions `put_levels` would code for one block.
+static int count_levels(Statistics *statistics, int type, int context, int first, int last,
+                        const int16_t levels[16]) {
+  statistics->ends[type][first][context][last >= 0]++;
+  if (last < 0) return 0;
+  int band = first;
+  for (int n = first; n <= last;) {
+    const int level = levels[n++];
+    const int magnitude = level < 0 ? -level : level;
+    const int k = kClass[magnitude < 67 ? magnitude : 67];
+    statistics->classes[type][band][context][k]++;
+    band = kBands[n];
+    context = kContextAfter[k];
+    if (k != 0 && n < 16) statistics->ends[type][band][context][n <= last]++;
+  }
+  return 1;
+}
+
+// The contexts of a macroblock's blocks: 0-3 luma columns (rows), 4-5 U, 6-7 V, 8 Y2.
+static void count_macroblock(Statistics *statistics, const MacroblockLevels *mb, uint8_t top[9],
+                             uint8_t left[9]) {
+  top[8] = left[8] = (uint8_t)count_levels(statistics, type_y2, top[8] + left[8], 0, mb->last[0], mb->levels[0]);
+  for (int n = 0; n < 16; n++) {
+    const int x = n & 3, y = n >> 2;
+    top[x] = left[y] = (uint8_t)count_levels(statistics, type_luma_ac, top[x] + left[y], 1, mb->last[1 + n],
+                                             mb->levels[1 + n]);
+  }
+  for (int n = 0; n < 8; n++) {
+    const int x = 4 + (n >> 2) * 2 + (n & 1), y = 4 + (n >> 2) * 2 + ((n >> 1) & 1);
+    top[x] = left[y] = (uint8_t)count_levels(statistics, type_chroma, top[x] + left[y], 0, mb->last[17 + n],
+                                             mb->levels[17 + n]);
+  }
+}
+
+static void code_macroblock(BoolWriter *writer, const uint8_t (*probabilities)[8][3][11],
+                            const MacroblockLevels *mb, uint8_t top[9], uint8_t left[9]) {
+  top[8] = left[8] = (uint8_t)put_levels(writer, probabilities[type_y2], top[8] + left[8], 0, mb->last[0],
+                                         mb->levels[0]);
+  for (int n = 0; n < 16; n++) {
+    const int x = n & 3, y = n >> 2;
+    top[x] = left[y] = (uint8_t)put_levels(writer, probabilities[type_luma_ac], top[x] + left[y], 1,
+                                           mb->last[1 + n], mb->levels[1 + n]);
+  }
+  for (int n = 0; n < 8; n++) {
+    const int x = 4 + (n >> 2) * 2 + (n & 1), y = 4 + (n >> 2) * 2 + ((n >> 1) & 1);
+    top[x] = left[y] = (uint8_t)put_levels(writer, probabilities[type_chroma], top[x] + left[y], 0,
+                                           mb->last[17 + n], mb->levels[17 + n]);
+  }
+}
+
+// The cost of a bit at probability p / 256, in 1/256 bits: kBitCost[p] for a zero, kBitCost[256 - p]
+// for a one.
+static const uint16_t kBitCost[257] = {
+    4096, 2048, 1792, 1642, 1536, 1454, 1386, 1329, 1280, 1236, 1198, 1162, 1130, 1101, 1073, 1048,
+    1024, 1002, 980, 961, 942, 924, 906, 890, 874, 859, 845, 831, 817, 804, 792, 780,
+    768, 757, 746, 735, 724, 714, 705, 695, 686, 676, 668, 659, 650, 642, 634, 626,
+    618, 611, 603, 596, 589, 582, 575, 568, 561, 555, 548, 542, 536, 530, 524, 518,
+    512, 506, 501, 495, 490, 484, 479, 474, 468, 463, 458, 453, 449, 444, 439, 434,
+    430, 425, 420, 416, 412, 407, 403, 399, 394, 390, 386, 382, 378, 374, 370, 366,
+    362, 358, 355, 351, 347, 343, 340, 336, 333, 329, 326, 322, 319, 315, 312, 309,
+    305, 302, 299, 296, 292, 289, 286, 283, 280, 277, 274, 271, 268, 265, 262, 259,
+    256, 253, 250, 247, 245, 242, 239, 236, 234, 231, 228, 226, 223, 220, 218, 215,
+    212, 210, 207, 205, 202, 200, 197, 195, 193, 190, 188, 185, 183, 181, 178, 176,
+    174, 171, 169, 167, 164, 162, 160, 158, 156, 153, 151, 149, 147, 145, 143, 140,
+    138, 136, 134, 132, 130, 128, 126, 124, 122, 120, 118, 116, 114, 112, 110, 108,
+    106, 104, 102, 101, 99, 97, 95, 93, 91, 89, 87, 86, 84, 82, 80, 78,
+    77, 75, 73, 71, 70, 68, 66, 64, 63, 61, 59, 58, 56, 54, 53, 51,
+    49, 48, 46, 44, 43, 41, 40, 38, 36, 35, 33, 32, 30, 28, 27, 25,
+    24, 22, 21, 19, 18, 16, 15, 13, 12, 10, 9, 7, 6, 4, 3, 1,
+    0,
+};
+
+// For each decision, the probability that codes its counts in the fewest bits, where that saves
+// more than sending it costs (a flag at the format's update probability, and 8 bits).
+static void choose_probabilities(const Statistics *statistics, uint8_t chosen[4][8][3][11]) {
+  for (int t = 0; t < 4; t++)
+    for (int b = 0; b < 8; b++)
+      for (int c = 0; c < 3; c++) {
+        const uint32_t *k = statistics->classes[t][b][c];
+        const uint64_t sum_7_10 = (uint64_t)k[7] + k[8] + k[9] + k[10];
+        const uint64_t sum_5_10 = k[5] + k[6] + sum_7_10;
+        const uint64_t sum_2_10 = (uint64_t)k[2] + k[3] + k[4] + sum_5_10;
+        // Each decision's counts of zeros and ones (put_levels's p[0] to p[10]).
+        const uint64_t zeros[11] = {statistics->ends[t][b][c][0], k[0], k[1], (uint64_t)k[2] + k[3] + k[4],
+                                    k[2], k[3], (uint64_t)k[5] + k[6], k[5], (uint64_t)k[7] + k[8], k[7], k[9]};
+        const uint64_t ones[11] = {statistics->ends[t][b][c][1], (uint64_t)k[1] + sum_2_10, sum_2_10,
+                                   sum_5_10, (uint64_t)k[3] + k[4], k[4], sum_7_10, k[6],
+                                   (uint64_t)k[9] + k[10], k[8], k[10]};
+        for (int i = 0; i < 11; i++) {
+          const int old = kDefaultProbabilities[t][b][c][i];
+          const int update = kUpdateProbabilities[t][b][c][i];
+          chosen[t][b][c][i] = (uint8_t)old;
+          const uint64_t total = zeros[i] + ones[i];
+          if (total == 0) continue;
+          int fitted = (int)(255 - ones[i] * 255 / total);
+          fitted = fitted < 1 ? 1 : fitted;
+          const uint64_t old_cost = zeros[i] * kBitCost[old] + ones[i] * kBitCost[256 - old] + kBitCost[update];
+          const uint64_t new_cost = zeros[i] * kBitCost[fitted] + ones[i] * kBitCost[256 - fitted] +
+                                    kBitCost[256 - update] + 8 * 256;
+          if (new_cost < old_cost) chosen[t][b][c][i] = (uint8_t)fitted;
+        }
+      }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Colour conversion (libwebp's VP8RGBToY, VP8RGBToU and VP8RGBToV, BT.601 limited range).
 
 static inline uint8_t to_y(int r, int g, int b) {
@@ -993,11 +1122,20 @@ int innerpeace_webp_encode(const uint8_t *pixels, size_t stride, int width, int 
   const int partitions = (size_t)mb_width * mb_height > 12000 ? 8 : 1;
   const int partition_bits = partitions == 8 ? 3 : 0;
 
+  // Up to `adaptive_limit` macroblocks (every preset; about 13 MB of levels), the levels are kept
+  // and coded after the whole frame, at probabilities fitted to them; past it, at the defaults.
+  const size_t macroblocks = (size_t)mb_width * mb_height;
+  const int adaptive = macroblocks <= adaptive_limit;
   uint8_t *planes = malloc(luma_size + 2 * chroma_size);
   uint8_t(*top_contexts)[9] = calloc((size_t)mb_width, 9);
+  uint8_t *modes = malloc(macroblocks);
+  MacroblockLevels *stored = malloc((adaptive ? macroblocks : 1) * sizeof(MacroblockLevels));
+  Statistics statistics;
+  memset(&statistics, 0, sizeof statistics);
+  uint8_t chosen[4][8][3][11];
   BoolWriter header = {0}, tokens[8] = {{0}};
   int result = INNERPEACE_WEBP_NO_MEMORY;
-  if (planes == NULL || top_contexts == NULL) goto done;
+  if (planes == NULL || top_contexts == NULL || modes == NULL || stored == NULL) goto done;
   if (!writer_start(&header, (size_t)mb_width * mb_height + 2048)) goto done;
   for (int p = 0; p < partitions; p++)
     if (!writer_start(&tokens[p], (size_t)width * height / 4 / partitions + 4096)) goto done;
@@ -1024,7 +1162,87 @@ int innerpeace_webp_encode(const uint8_t *pixels, size_t stride, int width, int 
     if (filter_level > 63) filter_level = 63;
   }
 
-  // The frame header, in the first partition.
+  // Pass 1: each macroblock predicted, transformed, quantized and reconstructed, its levels kept
+  // (and counted) or, past `adaptive_limit`, coded at once at the default probabilities.
+  for (int mb_y = 0; mb_y < mb_height; mb_y++) {
+    uint8_t left_contexts[9] = {0};
+    for (int mb_x = 0; mb_x < mb_width; mb_x++) {
+      const int has_above = mb_y > 0, has_left = mb_x > 0;
+      MacroblockLevels *mb = adaptive ? &stored[(size_t)mb_y * mb_width + mb_x] : stored;
+
+      // Luma: one 16x16 prediction, 16 transformed blocks, their DCs through the WHT.
+      uint8_t *block = luma + (size_t)mb_y * 16 * luma_stride + mb_x * 16;
+      uint8_t above[17], left[16], prediction[2][256] __attribute__((aligned(16)));
+      gather_edges(luma, luma_stride, mb_x * 16, mb_y * 16, 16, above, left);
+      const uint8_t *luma_sources[2] = {block, block};
+      const uint8_t *luma_above[2] = {above, above}, *luma_left[2] = {left, left};
+      mb->luma_mode = (uint8_t)choose_mode(&kernels, luma_sources, luma_stride, 16, 1, luma_above, luma_left,
+                                        has_above, has_left, prediction[0]);
+      int16_t coefficients[16][16], dc[16], y2_in[16];
+      for (int n = 0; n < 16; n++) {
+        const int x = (n & 3) * 4, y = (n >> 2) * 4;
+        kernels.forward_transform(block + y * luma_stride + x, luma_stride, prediction[0] + y * 16 + x, 16,
+                          coefficients[n]);
+        dc[n] = coefficients[n][0];
+        coefficients[n][0] = 0;
+        mb->last[1 + n] = (int8_t)kernels.quantize(coefficients[n], mb->levels[1 + n], &y1);
+      }
+      forward_wht(dc, y2_in);
+      mb->last[0] = (int8_t)kernels.quantize(y2_in, mb->levels[0], &y2);
+      inverse_wht(y2_in, dc);
+      for (int n = 0; n < 16; n++) {
+        const int x = (n & 3) * 4, y = (n >> 2) * 4;
+        coefficients[n][0] = dc[n];
+        kernels.inverse_transform(prediction[0] + y * 16 + x, 16, coefficients[n],
+                          block + y * luma_stride + x, luma_stride);
+      }
+
+      // Chroma: one 8x8 prediction for U and V together, 4 blocks each.
+      const size_t chroma_offset = (size_t)mb_y * 8 * chroma_stride + mb_x * 8;
+      uint8_t above_u[9], left_u[8], above_v[9], left_v[8];
+      gather_edges(u, chroma_stride, mb_x * 8, mb_y * 8, 8, above_u, left_u);
+      gather_edges(v, chroma_stride, mb_x * 8, mb_y * 8, 8, above_v, left_v);
+      const uint8_t *chroma_sources[2] = {u + chroma_offset, v + chroma_offset};
+      const uint8_t *chroma_above[2] = {above_u, above_v}, *chroma_left[2] = {left_u, left_v};
+      mb->chroma_mode = (uint8_t)choose_mode(&kernels, chroma_sources, chroma_stride, 8, 2, chroma_above,
+                                          chroma_left, has_above, has_left, prediction[0]);
+      int16_t chroma_coefficients[8][16];
+      for (int n = 0; n < 8; n++) {
+        uint8_t *plane_block = (uint8_t *)chroma_sources[n >> 2];
+        const uint8_t *plane_prediction = prediction[n >> 2];
+        const int x = (n & 1) * 4, y = ((n >> 1) & 1) * 4;
+        kernels.forward_transform(plane_block + y * chroma_stride + x, chroma_stride,
+                          plane_prediction + y * 8 + x, 8, chroma_coefficients[n]);
+        mb->last[17 + n] = (int8_t)kernels.quantize(chroma_coefficients[n], mb->levels[17 + n], &uv);
+        kernels.inverse_transform(plane_prediction + y * 8 + x, 8, chroma_coefficients[n],
+                          plane_block + y * chroma_stride + x, chroma_stride);
+      }
+
+      modes[(size_t)mb_y * mb_width + mb_x] = (uint8_t)(mb->luma_mode | mb->chroma_mode << 2);
+      if (adaptive) {
+        count_macroblock(&statistics, mb, top_contexts[mb_x], left_contexts);
+      } else {
+        code_macroblock(&tokens[mb_y & (partitions - 1)], kDefaultProbabilities, mb, top_contexts[mb_x],
+                        left_contexts);
+      }
+    }
+  }
+
+  // The probabilities the kept levels are coded at, and pass 2.
+  const uint8_t(*probabilities)[8][3][11] = kDefaultProbabilities;
+  if (adaptive) {
+    choose_probabilities(&statistics, chosen);
+    probabilities = (const uint8_t(*)[8][3][11])chosen;
+    memset(top_contexts, 0, (size_t)mb_width * 9);
+    for (int mb_y = 0; mb_y < mb_height; mb_y++) {
+      uint8_t left_contexts[9] = {0};
+      for (int mb_x = 0; mb_x < mb_width; mb_x++)
+        code_macroblock(&tokens[mb_y & (partitions - 1)], probabilities,
+                        &stored[(size_t)mb_y * mb_width + mb_x], top_contexts[mb_x], left_contexts);
+    }
+  }
+
+  // The first partition: the frame header, then every macroblock's modes.
   put_bit(&header, 0, 128);  // colour space
   put_bit(&header, 0, 128);  // clamping required
   put_bit(&header, 0, 128);  // no segments
@@ -1043,90 +1261,22 @@ int innerpeace_webp_encode(const uint8_t *pixels, size_t stride, int width, int 
   for (int t = 0; t < 4; t++)
     for (int b = 0; b < 8; b++)
       for (int c = 0; c < 3; c++)
-        for (int p = 0; p < 11; p++) put_bit(&header, 0, kUpdateProbabilities[t][b][c][p]);
+        for (int i = 0; i < 11; i++) {
+          const int updated = probabilities[t][b][c][i] != kDefaultProbabilities[t][b][c][i];
+          put_bit(&header, updated, kUpdateProbabilities[t][b][c][i]);
+          if (updated) put_literal(&header, probabilities[t][b][c][i], 8);
+        }
   put_bit(&header, 0, 128);  // every macroblock's tokens are coded (no skip flag)
-
-  for (int mb_y = 0; mb_y < mb_height; mb_y++) {
-    BoolWriter *writer = &tokens[mb_y & (partitions - 1)];
-    uint8_t left_contexts[9] = {0};
-    for (int mb_x = 0; mb_x < mb_width; mb_x++) {
-      uint8_t *top = top_contexts[mb_x];
-      const int has_above = mb_y > 0, has_left = mb_x > 0;
-
-      // Luma: one 16x16 prediction, 16 transformed blocks, their DCs through the WHT.
-      uint8_t *block = luma + (size_t)mb_y * 16 * luma_stride + mb_x * 16;
-      uint8_t above[17], left[16], prediction[2][256] __attribute__((aligned(16)));
-      gather_edges(luma, luma_stride, mb_x * 16, mb_y * 16, 16, above, left);
-      const uint8_t *luma_sources[2] = {block, block};
-      const uint8_t *luma_above[2] = {above, above}, *luma_left[2] = {left, left};
-      const int luma_mode = choose_mode(&kernels, luma_sources, luma_stride, 16, 1, luma_above, luma_left,
-                                        has_above, has_left, prediction[0]);
-      int16_t coefficients[16][16], dc[16], y2_in[16], levels_y2[16], levels_y[16][16];
-      int last_y[16];
-      for (int n = 0; n < 16; n++) {
-        const int x = (n & 3) * 4, y = (n >> 2) * 4;
-        kernels.forward_transform(block + y * luma_stride + x, luma_stride, prediction[0] + y * 16 + x, 16,
-                          coefficients[n]);
-        dc[n] = coefficients[n][0];
-        coefficients[n][0] = 0;
-        last_y[n] = kernels.quantize(coefficients[n], levels_y[n], &y1);
-      }
-      forward_wht(dc, y2_in);
-      const int last_y2 = kernels.quantize(y2_in, levels_y2, &y2);
-      inverse_wht(y2_in, dc);
-      for (int n = 0; n < 16; n++) {
-        const int x = (n & 3) * 4, y = (n >> 2) * 4;
-        coefficients[n][0] = dc[n];
-        kernels.inverse_transform(prediction[0] + y * 16 + x, 16, coefficients[n],
-                          block + y * luma_stride + x, luma_stride);
-      }
-
-      // Chroma: one 8x8 prediction for U and V together, 4 blocks each.
-      const size_t chroma_offset = (size_t)mb_y * 8 * chroma_stride + mb_x * 8;
-      uint8_t above_u[9], left_u[8], above_v[9], left_v[8];
-      gather_edges(u, chroma_stride, mb_x * 8, mb_y * 8, 8, above_u, left_u);
-      gather_edges(v, chroma_stride, mb_x * 8, mb_y * 8, 8, above_v, left_v);
-      const uint8_t *chroma_sources[2] = {u + chroma_offset, v + chroma_offset};
-      const uint8_t *chroma_above[2] = {above_u, above_v}, *chroma_left[2] = {left_u, left_v};
-      const int chroma_mode = choose_mode(&kernels, chroma_sources, chroma_stride, 8, 2, chroma_above,
-                                          chroma_left, has_above, has_left, prediction[0]);
-      int16_t chroma_coefficients[8][16], levels_uv[8][16];
-      int last_uv[8];
-      for (int n = 0; n < 8; n++) {
-        uint8_t *plane_block = (uint8_t *)chroma_sources[n >> 2];
-        const uint8_t *plane_prediction = prediction[n >> 2];
-        const int x = (n & 1) * 4, y = ((n >> 1) & 1) * 4;
-        kernels.forward_transform(plane_block + y * chroma_stride + x, chroma_stride,
-                          plane_prediction + y * 8 + x, 8, chroma_coefficients[n]);
-        last_uv[n] = kernels.quantize(chroma_coefficients[n], levels_uv[n], &uv);
-        kernels.inverse_transform(plane_prediction + y * 8 + x, 8, chroma_coefficients[n],
-                          plane_block + y * chroma_stride + x, chroma_stride);
-      }
-
-      // The macroblock's modes, in the first partition.
-      put_bit(&header, 1, 145);  // a 16x16 prediction
-      put_bit(&header, luma_mode == mode_tm || luma_mode == mode_h, 156);
-      if (luma_mode == mode_tm || luma_mode == mode_h) put_bit(&header, luma_mode == mode_tm, 128);
-      else put_bit(&header, luma_mode == mode_v, 163);
-      put_bit(&header, chroma_mode != mode_dc, 142);
-      if (chroma_mode != mode_dc) {
-        put_bit(&header, chroma_mode != mode_v, 114);
-        if (chroma_mode != mode_v) put_bit(&header, chroma_mode != mode_h, 183);
-      }
-
-      // Its tokens: Y2, the luma blocks from their second coefficient, U, V.
-      top[8] = left_contexts[8] = (uint8_t)put_levels(
-          writer, kDefaultProbabilities[1], top[8] + left_contexts[8], 0, last_y2, levels_y2);
-      for (int n = 0; n < 16; n++) {
-        const int x = n & 3, y = n >> 2;
-        top[x] = left_contexts[y] = (uint8_t)put_levels(
-            writer, kDefaultProbabilities[0], top[x] + left_contexts[y], 1, last_y[n], levels_y[n]);
-      }
-      for (int n = 0; n < 8; n++) {
-        const int x = 4 + (n >> 2) * 2 + (n & 1), y = 4 + (n >> 2) * 2 + ((n >> 1) & 1);
-        top[x] = left_contexts[y] = (uint8_t)put_levels(
-            writer, kDefaultProbabilities[2], top[x] + left_contexts[y], 0, last_uv[n], levels_uv[n]);
-      }
+  for (size_t index = 0; index < (size_t)mb_width * mb_height; index++) {
+    const int luma_mode = modes[index] & 3, chroma_mode = modes[index] >> 2;
+    put_bit(&header, 1, 145);  // a 16x16 prediction
+    put_bit(&header, luma_mode == mode_tm || luma_mode == mode_h, 156);
+    if (luma_mode == mode_tm || luma_mode == mode_h) put_bit(&header, luma_mode == mode_tm, 128);
+    else put_bit(&header, luma_mode == mode_v, 163);
+    put_bit(&header, chroma_mode != mode_dc, 142);
+    if (chroma_mode != mode_dc) {
+      put_bit(&header, chroma_mode != mode_v, 114);
+      if (chroma_mode != mode_v) put_bit(&header, chroma_mode != mode_h, 183);
     }
   }
 
@@ -1196,6 +1346,8 @@ done:
   free(header.buffer);
   for (int p = 0; p < 8; p++) free(tokens[p].buffer);
   free(top_contexts);
+  free(modes);
+  free(stored);
   free(planes);
   return result;
 }
