@@ -11,6 +11,9 @@
 // src/enc and src/dsp of libwebp 1.5): token probabilities, quantizer steps, the rounding of the
 // transforms and of the quantizer, so that the bitstream decodes as libwebp's would.
 
+// The whole-block prediction modes, numbered as the format's trees number them.
+enum { mode_dc = 0, mode_tm = 1, mode_v = 2, mode_h = 3 };
+
 enum { quantizer_fix = 17, maximum_level = 2047, maximum_partition0 = 1 << 19 };
 enum { maximum_partition = 1 << 24, maximum_side = 16383, adaptive_limit = 16384 };
 
@@ -628,20 +631,53 @@ static int quantize_sse2(int16_t in[16], int16_t levels[16], const Matrix *matri
   return nonzero ? 31 - __builtin_clz(nonzero) : -1;
 }
 
-static int sad_sse2(const uint8_t *source, int stride, const uint8_t *prediction, int size) {
-  __m128i sum = _mm_setzero_si128();
-  if (size == 16) {
-    for (int y = 0; y < 16; y++)
-      sum = _mm_add_epi64(sum, _mm_sad_epu8(_mm_loadu_si128((const __m128i *)(source + y * stride)),
-                                            _mm_loadu_si128((const __m128i *)(prediction + y * 16))));
-  } else {
-    for (int y = 0; y < 8; y += 2) {
-      const __m128i s = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)(source + y * stride)),
-                                           _mm_loadl_epi64((const __m128i *)(source + (y + 1) * stride)));
-      sum = _mm_add_epi64(sum, _mm_sad_epu8(s, _mm_loadu_si128((const __m128i *)(prediction + y * 8))));
+static int dc_value(int size, const uint8_t *above, const uint8_t *left, int has_above, int has_left);
+
+static int total(__m128i sum) { return _mm_cvtsi128_si32(sum) + _mm_cvtsi128_si32(_mm_srli_si128(sum, 8)); }
+
+static void mode_costs_sse2(const uint8_t *const sources[2], int stride, int size, int planes,
+                            const uint8_t *const above[2], const uint8_t *const left[2], int has_above,
+                            int has_left, int costs[4]) {
+  const __m128i zero = _mm_setzero_si128();
+  __m128i dc_sum = zero, tm_sum = zero, v_sum = zero, h_sum = zero;
+  for (int p = 0; p < planes; p++) {
+    const uint8_t *source = sources[p];
+    const __m128i dc = _mm_set1_epi8((char)dc_value(size, above[p], left[p], has_above, has_left));
+    const int corner = above[p][0];
+    if (size == 16) {
+      const __m128i top = _mm_loadu_si128((const __m128i *)(above[p] + 1));
+      const __m128i top_lo = _mm_unpacklo_epi8(top, zero), top_hi = _mm_unpackhi_epi8(top, zero);
+      for (int y = 0; y < 16; y++) {
+        const __m128i row = _mm_loadu_si128((const __m128i *)(source + y * stride));
+        const __m128i base = _mm_set1_epi16((short)(left[p][y] - corner));
+        const __m128i tm = _mm_packus_epi16(_mm_add_epi16(top_lo, base), _mm_add_epi16(top_hi, base));
+        dc_sum = _mm_add_epi64(dc_sum, _mm_sad_epu8(row, dc));
+        tm_sum = _mm_add_epi64(tm_sum, _mm_sad_epu8(row, tm));
+        v_sum = _mm_add_epi64(v_sum, _mm_sad_epu8(row, top));
+        h_sum = _mm_add_epi64(h_sum, _mm_sad_epu8(row, _mm_set1_epi8((char)left[p][y])));
+      }
+    } else {  // 8 x 8, two rows at a time
+      const __m128i top8 = _mm_loadl_epi64((const __m128i *)(above[p] + 1));
+      const __m128i top = _mm_unpacklo_epi64(top8, top8);
+      const __m128i top16 = _mm_unpacklo_epi8(top8, zero);
+      for (int y = 0; y < 8; y += 2) {
+        const __m128i rows = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)(source + y * stride)),
+                                                _mm_loadl_epi64((const __m128i *)(source + (y + 1) * stride)));
+        const __m128i tm =
+            _mm_packus_epi16(_mm_add_epi16(top16, _mm_set1_epi16((short)(left[p][y] - corner))),
+                             _mm_add_epi16(top16, _mm_set1_epi16((short)(left[p][y + 1] - corner))));
+        const __m128i h = _mm_unpacklo_epi64(_mm_set1_epi8((char)left[p][y]), _mm_set1_epi8((char)left[p][y + 1]));
+        dc_sum = _mm_add_epi64(dc_sum, _mm_sad_epu8(rows, dc));
+        tm_sum = _mm_add_epi64(tm_sum, _mm_sad_epu8(rows, tm));
+        v_sum = _mm_add_epi64(v_sum, _mm_sad_epu8(rows, top));
+        h_sum = _mm_add_epi64(h_sum, _mm_sad_epu8(rows, h));
+      }
     }
   }
-  return _mm_cvtsi128_si32(sum) + _mm_cvtsi128_si32(_mm_srli_si128(sum, 8));
+  costs[mode_dc] = total(dc_sum);
+  costs[mode_tm] = total(tm_sum);
+  costs[mode_v] = total(v_sum);
+  costs[mode_h] = total(h_sum);
 }
 // Converts the row's pixels 8 at a time to luma; returns how many it converted (a multiple of 8).
 static int convert_luma_sse2(const uint8_t *row, uint8_t *target, int width) {
@@ -711,48 +747,54 @@ static int convert_chroma_sse2(const uint8_t *row0, const uint8_t *row1, uint8_t
 }
 #endif
 
-static int sad_scalar(const uint8_t *source, int stride, const uint8_t *prediction, int size);
+static void mode_costs_scalar(const uint8_t *const sources[2], int stride, int size, int planes,
+                              const uint8_t *const above[2], const uint8_t *const left[2], int has_above,
+                              int has_left, int costs[4]);
 
 // The kernels chosen for one encode.
 typedef struct {
   void (*forward_transform)(const uint8_t *, int, const uint8_t *, int, int16_t *);
   void (*inverse_transform)(const uint8_t *, int, const int16_t *, uint8_t *, int);
   int (*quantize)(int16_t *, int16_t *, const Matrix *);
-  int (*sad)(const uint8_t *, int, const uint8_t *, int);
+  void (*mode_costs)(const uint8_t *const[2], int, int, int, const uint8_t *const[2], const uint8_t *const[2],
+                     int, int, int[4]);
   int vector;  // whether the colour conversion's SSE2 loops run
 } Kernels;
 
 static Kernels kernels_for(int choice) {
 #if defined(__SSE2__)
   if (choice != INNERPEACE_WEBP_SCALAR)
-    return (Kernels){forward_transform_sse2, inverse_transform_sse2, quantize_sse2, sad_sse2, 1};
+    return (Kernels){forward_transform_sse2, inverse_transform_sse2, quantize_sse2, mode_costs_sse2, 1};
 #endif
   (void)choice;
-  return (Kernels){forward_transform_scalar, inverse_transform_scalar, quantize_scalar, sad_scalar, 0};
+  return (Kernels){forward_transform_scalar, inverse_transform_scalar, quantize_scalar, mode_costs_scalar, 0};
 }
 
 // ---------------------------------------------------------------------------------------------
 // Whole-block prediction. The edges are a decoder's: 127 above the top row (the corner too), 129
 // left of the left column (the corner too, below the top row).
 
-enum { mode_dc = 0, mode_tm = 1, mode_v = 2, mode_h = 3 };
+
+// The DC prediction's value: the mean of the edges there are, or 128.
+static int dc_value(int size, const uint8_t *above, const uint8_t *left, int has_above, int has_left) {
+  int sum = 0;
+  const int shift = size == 16 ? 4 : 3;
+  if (has_above)
+    for (int i = 0; i < size; i++) sum += above[1 + i];
+  if (has_left)
+    for (int i = 0; i < size; i++) sum += left[i];
+  if (has_above && has_left) return (sum + size) >> (shift + 1);
+  if (has_above || has_left) return (sum + (size >> 1)) >> shift;
+  return 128;
+}
 
 // `above` is the corner then `size` pixels; `left` is `size` pixels.
 static void predict(uint8_t *out, int size, int mode, const uint8_t *above, const uint8_t *left,
                     int has_above, int has_left) {
   switch (mode) {
-  case mode_dc: {
-    int sum = 0, value = 128;
-    const int shift = size == 16 ? 4 : 3;
-    if (has_above)
-      for (int i = 0; i < size; i++) sum += above[1 + i];
-    if (has_left)
-      for (int i = 0; i < size; i++) sum += left[i];
-    if (has_above && has_left) value = (sum + size) >> (shift + 1);
-    else if (has_above || has_left) value = (sum + (size >> 1)) >> shift;
-    memset(out, value, (size_t)(size * size));
+  case mode_dc:
+    memset(out, dc_value(size, above, left, has_above, has_left), (size_t)(size * size));
     break;
-  }
   case mode_v:
     for (int y = 0; y < size; y++) memcpy(out + y * size, above + 1, (size_t)size);
     break;
@@ -795,22 +837,31 @@ static void gather_edges(const uint8_t *plane, int stride, int x, int y, int siz
 }
 
 // Chooses the mode whose prediction is closest to the source, and leaves its prediction in `out`.
+// The sums of absolute differences between the source and each mode's prediction (DC, TM, V, H),
+// over `planes` planes.
+static void mode_costs_scalar(const uint8_t *const sources[2], int stride, int size, int planes,
+                              const uint8_t *const above[2], const uint8_t *const left[2], int has_above,
+                              int has_left, int costs[4]) {
+  uint8_t candidate[256];
+  for (int mode = 0; mode < 4; mode++) {
+    costs[mode] = 0;
+    for (int p = 0; p < planes; p++) {
+      predict(candidate, size, mode, above[p], left[p], has_above, has_left);
+      costs[mode] += sad_scalar(sources[p], stride, candidate, size);
+    }
+  }
+}
+
+// Chooses the mode whose prediction is closest to the source (the first of the closest), and leaves
+// its prediction in `out` (256 bytes a plane).
 static int choose_mode(const Kernels *kernels, const uint8_t *const sources[2], int stride, int size,
                        int planes, const uint8_t *const above[2], const uint8_t *const left[2],
                        int has_above, int has_left, uint8_t *out) {
-  uint8_t candidate[256] __attribute__((aligned(16)));
-  int best = mode_dc, best_cost = -1;
-  for (int mode = 0; mode < 4; mode++) {
-    int cost = 0;
-    for (int p = 0; p < planes; p++) {
-      predict(candidate, size, mode, above[p], left[p], has_above, has_left);
-      cost += kernels->sad(sources[p], stride, candidate, size);
-    }
-    if (best_cost < 0 || cost < best_cost) {
-      best_cost = cost;
-      best = mode;
-    }
-  }
+  int costs[4];
+  kernels->mode_costs(sources, stride, size, planes, above, left, has_above, has_left, costs);
+  int best = mode_dc;
+  for (int mode = 1; mode < 4; mode++)
+    if (costs[mode] < costs[best]) best = mode;
   for (int p = 0; p < planes; p++) predict(out + p * 256, size, best, above[p], left[p], has_above, has_left);
   return best;
 }
