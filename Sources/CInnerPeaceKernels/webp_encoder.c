@@ -751,24 +751,13 @@ static void mode_costs_scalar(const uint8_t *const sources[2], int stride, int s
                               const uint8_t *const above[2], const uint8_t *const left[2], int has_above,
                               int has_left, int costs[4]);
 
-// The kernels chosen for one encode.
-typedef struct {
-  void (*forward_transform)(const uint8_t *, int, const uint8_t *, int, int16_t *);
-  void (*inverse_transform)(const uint8_t *, int, const int16_t *, uint8_t *, int);
-  int (*quantize)(int16_t *, int16_t *, const Matrix *);
-  void (*mode_costs)(const uint8_t *const[2], int, int, int, const uint8_t *const[2], const uint8_t *const[2],
-                     int, int, int[4]);
-  int vector;  // whether the colour conversion's SSE2 loops run
-} Kernels;
-
-static Kernels kernels_for(int choice) {
+// The SSE2 form of a kernel where `vector` is set (a constant where it is used, so that each
+// caller is compiled once for each form, with the kernels inlined), else the plain one.
 #if defined(__SSE2__)
-  if (choice != INNERPEACE_WEBP_SCALAR)
-    return (Kernels){forward_transform_sse2, inverse_transform_sse2, quantize_sse2, mode_costs_sse2, 1};
+#define KERNEL(name) (vector ? name##_sse2 : name##_scalar)
+#else
+#define KERNEL(name) name##_scalar
 #endif
-  (void)choice;
-  return (Kernels){forward_transform_scalar, inverse_transform_scalar, quantize_scalar, mode_costs_scalar, 0};
-}
 
 // ---------------------------------------------------------------------------------------------
 // Whole-block prediction. The edges are a decoder's: 127 above the top row (the corner too), 129
@@ -854,11 +843,11 @@ static void mode_costs_scalar(const uint8_t *const sources[2], int stride, int s
 
 // Chooses the mode whose prediction is closest to the source (the first of the closest), and leaves
 // its prediction in `out` (256 bytes a plane).
-static int choose_mode(const Kernels *kernels, const uint8_t *const sources[2], int stride, int size,
-                       int planes, const uint8_t *const above[2], const uint8_t *const left[2],
-                       int has_above, int has_left, uint8_t *out) {
+static inline __attribute__((always_inline)) int choose_mode(
+    const uint8_t *const sources[2], int stride, int size, int planes, const uint8_t *const above[2],
+    const uint8_t *const left[2], int has_above, int has_left, uint8_t *out, const int vector) {
   int costs[4];
-  kernels->mode_costs(sources, stride, size, planes, above, left, has_above, has_left, costs);
+  KERNEL(mode_costs)(sources, stride, size, planes, above, left, has_above, has_left, costs);
   int best = mode_dc;
   for (int mode = 1; mode < 4; mode++)
     if (costs[mode] < costs[best]) best = mode;
@@ -1144,6 +1133,80 @@ __attribute__((noinline)) static void convert(const uint8_t *pixels, size_t stri
   }
 }
 
+// What the analysis of a macroblock reads and writes: the planes (reconstructed so far, in place
+// of the source) and the quantizers.
+typedef struct {
+  uint8_t *luma, *u, *v;
+  int luma_stride, chroma_stride;
+  Matrix y1, y2, uv;
+} Frame;
+
+// Predicts, transforms, quantizes and reconstructs the macroblock at (mb_x, mb_y), keeping its
+// modes and levels in `mb`.
+static inline __attribute__((always_inline)) void analyse_macroblock(const Frame *frame, int mb_x, int mb_y,
+                                                                     MacroblockLevels *mb, const int vector) {
+  const int luma_stride = frame->luma_stride, chroma_stride = frame->chroma_stride;
+  const int has_above = mb_y > 0, has_left = mb_x > 0;
+  // Luma: one 16x16 prediction, 16 transformed blocks, their DCs through the WHT.
+  uint8_t *block = frame->luma + (size_t)mb_y * 16 * luma_stride + mb_x * 16;
+  uint8_t above[17], left[16], prediction[2][256] __attribute__((aligned(16)));
+  gather_edges(frame->luma, luma_stride, mb_x * 16, mb_y * 16, 16, above, left);
+  const uint8_t *luma_sources[2] = {block, block};
+  const uint8_t *luma_above[2] = {above, above}, *luma_left[2] = {left, left};
+  mb->luma_mode = (uint8_t)choose_mode(luma_sources, luma_stride, 16, 1, luma_above, luma_left,
+                                    has_above, has_left, prediction[0], vector);
+  int16_t coefficients[16][16], dc[16], y2_in[16];
+  for (int n = 0; n < 16; n++) {
+    const int x = (n & 3) * 4, y = (n >> 2) * 4;
+    KERNEL(forward_transform)(block + y * luma_stride + x, luma_stride, prediction[0] + y * 16 + x, 16,
+                      coefficients[n]);
+    dc[n] = coefficients[n][0];
+    coefficients[n][0] = 0;
+    mb->last[1 + n] = (int8_t)KERNEL(quantize)(coefficients[n], mb->levels[1 + n], &frame->y1);
+  }
+  forward_wht(dc, y2_in);
+  mb->last[0] = (int8_t)KERNEL(quantize)(y2_in, mb->levels[0], &frame->y2);
+  inverse_wht(y2_in, dc);
+  for (int n = 0; n < 16; n++) {
+    const int x = (n & 3) * 4, y = (n >> 2) * 4;
+    coefficients[n][0] = dc[n];
+    KERNEL(inverse_transform)(prediction[0] + y * 16 + x, 16, coefficients[n],
+                      block + y * luma_stride + x, luma_stride);
+  }
+
+  // Chroma: one 8x8 prediction for U and V together, 4 blocks each.
+  const size_t chroma_offset = (size_t)mb_y * 8 * chroma_stride + mb_x * 8;
+  uint8_t above_u[9], left_u[8], above_v[9], left_v[8];
+  gather_edges(frame->u, chroma_stride, mb_x * 8, mb_y * 8, 8, above_u, left_u);
+  gather_edges(frame->v, chroma_stride, mb_x * 8, mb_y * 8, 8, above_v, left_v);
+  const uint8_t *chroma_sources[2] = {frame->u + chroma_offset, frame->v + chroma_offset};
+  const uint8_t *chroma_above[2] = {above_u, above_v}, *chroma_left[2] = {left_u, left_v};
+  mb->chroma_mode = (uint8_t)choose_mode(chroma_sources, chroma_stride, 8, 2, chroma_above,
+                                      chroma_left, has_above, has_left, prediction[0], vector);
+  int16_t chroma_coefficients[8][16];
+  for (int n = 0; n < 8; n++) {
+    uint8_t *plane_block = (uint8_t *)chroma_sources[n >> 2];
+    const uint8_t *plane_prediction = prediction[n >> 2];
+    const int x = (n & 1) * 4, y = ((n >> 1) & 1) * 4;
+    KERNEL(forward_transform)(plane_block + y * chroma_stride + x, chroma_stride,
+                      plane_prediction + y * 8 + x, 8, chroma_coefficients[n]);
+    mb->last[17 + n] = (int8_t)KERNEL(quantize)(chroma_coefficients[n], mb->levels[17 + n], &frame->uv);
+    KERNEL(inverse_transform)(plane_prediction + y * 8 + x, 8, chroma_coefficients[n],
+                      plane_block + y * chroma_stride + x, chroma_stride);
+  }
+
+}
+
+__attribute__((noinline)) static void analyse_macroblock_vector(const Frame *frame, int mb_x, int mb_y,
+                                                                MacroblockLevels *mb) {
+  analyse_macroblock(frame, mb_x, mb_y, mb, 1);
+}
+
+__attribute__((noinline)) static void analyse_macroblock_scalar(const Frame *frame, int mb_x, int mb_y,
+                                                                MacroblockLevels *mb) {
+  analyse_macroblock(frame, mb_x, mb_y, mb, 0);
+}
+
 // ---------------------------------------------------------------------------------------------
 // The frame.
 
@@ -1157,7 +1220,12 @@ static void put_le32(uint8_t *target, uint32_t value) {
 int innerpeace_webp_encode(const uint8_t *pixels, size_t stride, int width, int height, int quality,
                            int loop_filter, int kernel_choice, uint8_t **output, size_t *size,
                            uint8_t *reconstruction) {
-  const Kernels kernels = kernels_for(kernel_choice);
+#if defined(__SSE2__)
+  const int kernels_vector = kernel_choice != INNERPEACE_WEBP_SCALAR;
+#else
+  const int kernels_vector = 0;
+  (void)kernel_choice;
+#endif
   *output = NULL;
   *size = 0;
   if (width < 1 || height < 1 || quality < 0 || quality > 100) return INNERPEACE_WEBP_INVALID;
@@ -1193,18 +1261,18 @@ int innerpeace_webp_encode(const uint8_t *pixels, size_t stride, int width, int 
 
   uint8_t *luma = planes, *u = planes + luma_size, *v = u + chroma_size;
   convert(pixels, stride, width, height, luma, luma_stride, luma_rows, u, v, chroma_stride,
-          chroma_rows, kernels.vector);
+          chroma_rows, kernels_vector);
 
   const int q = kQuantizerForQuality[quality];
   const int uv_dc_delta = -2;  // libwebp's at its default spatial noise shaping (50)
-  Matrix y1, y2, uv;
-  matrix_make(&y1, kDcTable[q], kAcTable[q], 0);
+  Frame frame = {.luma = luma, .u = u, .v = v, .luma_stride = luma_stride, .chroma_stride = chroma_stride};
+  matrix_make(&frame.y1, kDcTable[q], kAcTable[q], 0);
   int y2_ac = kAcTable[q] * 155 / 100;
   if (y2_ac < 8) y2_ac = 8;
-  matrix_make(&y2, kDcTable[q] * 2, y2_ac, 1);
+  matrix_make(&frame.y2, kDcTable[q] * 2, y2_ac, 1);
   int uv_q = q + uv_dc_delta;
   uv_q = uv_q < 0 ? 0 : uv_q > 117 ? 117 : uv_q;
-  matrix_make(&uv, kDcTable[uv_q], kAcTable[q], 2);
+  matrix_make(&frame.uv, kDcTable[uv_q], kAcTable[q], 2);
   int filter_level = 0;
   if (loop_filter) {
     // libwebp: the quantizer's AC step / 4, times its default filter strength (60 x 5 / 256).
@@ -1218,57 +1286,10 @@ int innerpeace_webp_encode(const uint8_t *pixels, size_t stride, int width, int 
   for (int mb_y = 0; mb_y < mb_height; mb_y++) {
     uint8_t left_contexts[9] = {0};
     for (int mb_x = 0; mb_x < mb_width; mb_x++) {
-      const int has_above = mb_y > 0, has_left = mb_x > 0;
       MacroblockLevels *mb = adaptive ? &stored[(size_t)mb_y * mb_width + mb_x] : stored;
 
-      // Luma: one 16x16 prediction, 16 transformed blocks, their DCs through the WHT.
-      uint8_t *block = luma + (size_t)mb_y * 16 * luma_stride + mb_x * 16;
-      uint8_t above[17], left[16], prediction[2][256] __attribute__((aligned(16)));
-      gather_edges(luma, luma_stride, mb_x * 16, mb_y * 16, 16, above, left);
-      const uint8_t *luma_sources[2] = {block, block};
-      const uint8_t *luma_above[2] = {above, above}, *luma_left[2] = {left, left};
-      mb->luma_mode = (uint8_t)choose_mode(&kernels, luma_sources, luma_stride, 16, 1, luma_above, luma_left,
-                                        has_above, has_left, prediction[0]);
-      int16_t coefficients[16][16], dc[16], y2_in[16];
-      for (int n = 0; n < 16; n++) {
-        const int x = (n & 3) * 4, y = (n >> 2) * 4;
-        kernels.forward_transform(block + y * luma_stride + x, luma_stride, prediction[0] + y * 16 + x, 16,
-                          coefficients[n]);
-        dc[n] = coefficients[n][0];
-        coefficients[n][0] = 0;
-        mb->last[1 + n] = (int8_t)kernels.quantize(coefficients[n], mb->levels[1 + n], &y1);
-      }
-      forward_wht(dc, y2_in);
-      mb->last[0] = (int8_t)kernels.quantize(y2_in, mb->levels[0], &y2);
-      inverse_wht(y2_in, dc);
-      for (int n = 0; n < 16; n++) {
-        const int x = (n & 3) * 4, y = (n >> 2) * 4;
-        coefficients[n][0] = dc[n];
-        kernels.inverse_transform(prediction[0] + y * 16 + x, 16, coefficients[n],
-                          block + y * luma_stride + x, luma_stride);
-      }
-
-      // Chroma: one 8x8 prediction for U and V together, 4 blocks each.
-      const size_t chroma_offset = (size_t)mb_y * 8 * chroma_stride + mb_x * 8;
-      uint8_t above_u[9], left_u[8], above_v[9], left_v[8];
-      gather_edges(u, chroma_stride, mb_x * 8, mb_y * 8, 8, above_u, left_u);
-      gather_edges(v, chroma_stride, mb_x * 8, mb_y * 8, 8, above_v, left_v);
-      const uint8_t *chroma_sources[2] = {u + chroma_offset, v + chroma_offset};
-      const uint8_t *chroma_above[2] = {above_u, above_v}, *chroma_left[2] = {left_u, left_v};
-      mb->chroma_mode = (uint8_t)choose_mode(&kernels, chroma_sources, chroma_stride, 8, 2, chroma_above,
-                                          chroma_left, has_above, has_left, prediction[0]);
-      int16_t chroma_coefficients[8][16];
-      for (int n = 0; n < 8; n++) {
-        uint8_t *plane_block = (uint8_t *)chroma_sources[n >> 2];
-        const uint8_t *plane_prediction = prediction[n >> 2];
-        const int x = (n & 1) * 4, y = ((n >> 1) & 1) * 4;
-        kernels.forward_transform(plane_block + y * chroma_stride + x, chroma_stride,
-                          plane_prediction + y * 8 + x, 8, chroma_coefficients[n]);
-        mb->last[17 + n] = (int8_t)kernels.quantize(chroma_coefficients[n], mb->levels[17 + n], &uv);
-        kernels.inverse_transform(plane_prediction + y * 8 + x, 8, chroma_coefficients[n],
-                          plane_block + y * chroma_stride + x, chroma_stride);
-      }
-
+      if (kernels_vector) analyse_macroblock_vector(&frame, mb_x, mb_y, mb);
+      else analyse_macroblock_scalar(&frame, mb_x, mb_y, mb);
       modes[(size_t)mb_y * mb_width + mb_x] = (uint8_t)(mb->luma_mode | mb->chroma_mode << 2);
       if (adaptive) {
         count_macroblock(&statistics, mb, top_contexts[mb_x], left_contexts);
