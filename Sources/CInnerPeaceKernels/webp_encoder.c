@@ -409,6 +409,15 @@ static void inverse_transform_scalar(const uint8_t *prediction, int prediction_s
   }
 }
 
+// The inverse transform of a block whose only coefficient is its DC: (dc + 4) >> 3 added.
+static void add_dc_scalar(const uint8_t *prediction, int prediction_stride, int dc, uint8_t *target,
+                          int target_stride) {
+  const int value = (dc + 4) >> 3;
+  for (int y = 0; y < 4; y++)
+    for (int x = 0; x < 4; x++)
+      target[y * target_stride + x] = clip_pixel(prediction[y * prediction_stride + x] + value);
+}
+
 // The Walsh-Hadamard transform of the 16 luma blocks' DC coefficients (raster order in and out).
 static void forward_wht(const int16_t dc[16], int16_t out[16]) {
   int tmp[16];
@@ -579,6 +588,20 @@ static void inverse_transform_sse2(const uint8_t *prediction, int prediction_str
   ref23 = _mm_add_epi16(_mm_unpacklo_epi8(ref23, zero), t23);
   int32_t rows[4];
   _mm_storeu_si128((__m128i *)rows, _mm_packus_epi16(ref01, ref23));
+  for (int i = 0; i < 4; i++) memcpy(target + i * target_stride, &rows[i], 4);
+}
+
+static void add_dc_sse2(const uint8_t *prediction, int prediction_stride, int dc, uint8_t *target,
+                        int target_stride) {
+  const __m128i zero = _mm_setzero_si128();
+  const __m128i value = _mm_set1_epi16((short)((dc + 4) >> 3));
+  const __m128i p01 = _mm_unpacklo_epi32(load32(prediction), load32(prediction + prediction_stride));
+  const __m128i p23 = _mm_unpacklo_epi32(load32(prediction + 2 * prediction_stride),
+                                         load32(prediction + 3 * prediction_stride));
+  int32_t rows[4];
+  _mm_storeu_si128((__m128i *)rows,
+                   _mm_packus_epi16(_mm_add_epi16(_mm_unpacklo_epi8(p01, zero), value),
+                                    _mm_add_epi16(_mm_unpacklo_epi8(p23, zero), value)));
   for (int i = 0; i < 4; i++) memcpy(target + i * target_stride, &rows[i], 4);
 }
 
@@ -1190,8 +1213,13 @@ static inline __attribute__((always_inline)) void analyse_macroblock(const Frame
   for (int n = 0; n < 16; n++) {
     const int x = (n & 3) * 4, y = (n >> 2) * 4;
     coefficients[n][0] = dc[n];
-    KERNEL(inverse_transform)(prediction[0] + y * 16 + x, 16, coefficients[n],
-                      block + y * luma_stride + x, luma_stride);
+    // Most blocks have no AC level left: their inverse transform is their DC, added.
+    if (mb->last[1 + n] < 1) {
+      KERNEL(add_dc)(prediction[0] + y * 16 + x, 16, dc[n], block + y * luma_stride + x, luma_stride);
+    } else {
+      KERNEL(inverse_transform)(prediction[0] + y * 16 + x, 16, coefficients[n], block + y * luma_stride + x,
+                                luma_stride);
+    }
   }
 
   // Chroma: one 8x8 prediction for U and V together, 4 blocks each.
@@ -1211,8 +1239,13 @@ static inline __attribute__((always_inline)) void analyse_macroblock(const Frame
     KERNEL(forward_transform)(plane_block + y * chroma_stride + x, chroma_stride,
                       plane_prediction + y * 8 + x, 8, chroma_coefficients[n]);
     mb->last[17 + n] = (int8_t)KERNEL(quantize)(chroma_coefficients[n], mb->levels[17 + n], &frame->uv);
-    KERNEL(inverse_transform)(plane_prediction + y * 8 + x, 8, chroma_coefficients[n],
-                      plane_block + y * chroma_stride + x, chroma_stride);
+    if (mb->last[17 + n] < 1) {
+      KERNEL(add_dc)(plane_prediction + y * 8 + x, 8, chroma_coefficients[n][0],
+                     plane_block + y * chroma_stride + x, chroma_stride);
+    } else {
+      KERNEL(inverse_transform)(plane_prediction + y * 8 + x, 8, chroma_coefficients[n],
+                                plane_block + y * chroma_stride + x, chroma_stride);
+    }
   }
 
 }
