@@ -274,7 +274,14 @@ static int32_t writer_flush(BoolWriter *writer, int32_t value, int pending) {
     value <<= shift_;                                                                            \
     pending += shift_;                                                                           \
     if (pending > 0) {                                                                           \
-      value = writer_flush(writer, value, pending);                                              \
+      /* A byte with no carry and none held back goes straight out. */                          \
+      const int32_t byte_ = value >> (8 + pending);                                              \
+      if (byte_ < 0xff && (writer)->run == 0 && (writer)->position < (writer)->capacity) {       \
+        (writer)->buffer[(writer)->position++] = (uint8_t)byte_;                                 \
+        value -= byte_ << (8 + pending);                                                         \
+      } else {                                                                                   \
+        value = writer_flush(writer, value, pending);                                            \
+      }                                                                                          \
       pending -= 8;                                                                              \
     }                                                                                            \
   } while (0)
@@ -883,87 +890,6 @@ static inline __attribute__((always_inline)) int choose_mode(
 
 typedef const uint8_t (*Probabilities)[3][11];
 
-// Codes one block's levels (zigzag order) from index `first`; returns whether any is non-zero.
-static int put_levels(BoolWriter *writer, Probabilities probabilities, int context, int first, int last,
-                      const int16_t levels[16]) {
-  int32_t range = writer->range, value = writer->value;
-  int pending = writer->pending;
-  int n = first;
-  const uint8_t *p = probabilities[n][context];
-  PUT_BIT(writer, last >= 0, p[0]);
-  if (last < 0) goto done;
-  while (n < 16) {
-    const int level = levels[n++];
-    const int negative = level < 0;
-    int v = negative ? -level : level;
-    PUT_BIT(writer, v != 0, p[1]);
-    if (v == 0) {
-      p = probabilities[kBands[n]][0];
-      continue;
-    }
-    PUT_BIT(writer, v > 1, p[2]);
-    if (v == 1) {
-      p = probabilities[kBands[n]][1];
-    } else {
-      PUT_BIT(writer, v > 4, p[3]);
-      if (v <= 4) {
-        PUT_BIT(writer, v != 2, p[4]);
-        if (v != 2) PUT_BIT(writer, v == 4, p[5]);
-      } else {
-        PUT_BIT(writer, v > 10, p[6]);
-        if (v <= 10) {
-          PUT_BIT(writer, v > 6, p[7]);
-          if (v <= 6) {
-            PUT_BIT(writer, v == 6, 159);
-          } else {
-            PUT_BIT(writer, v >= 9, 165);
-            PUT_BIT(writer, !(v & 1), 145);
-          }
-        } else {
-          int mask;
-          const uint8_t *table;
-          if (v < 3 + (8 << 1)) {
-            PUT_BIT(writer, 0, p[8]);
-            PUT_BIT(writer, 0, p[9]);
-            v -= 3 + (8 << 0);
-            mask = 1 << 2;
-            table = kCat3;
-          } else if (v < 3 + (8 << 2)) {
-            PUT_BIT(writer, 0, p[8]);
-            PUT_BIT(writer, 1, p[9]);
-            v -= 3 + (8 << 1);
-            mask = 1 << 3;
-            table = kCat4;
-          } else if (v < 3 + (8 << 3)) {
-            PUT_BIT(writer, 1, p[8]);
-            PUT_BIT(writer, 0, p[10]);
-            v -= 3 + (8 << 2);
-            mask = 1 << 4;
-            table = kCat5;
-          } else {
-            PUT_BIT(writer, 1, p[8]);
-            PUT_BIT(writer, 1, p[10]);
-            v -= 3 + (8 << 3);
-            mask = 1 << 10;
-            table = kCat6;
-          }
-          for (; mask; mask >>= 1) PUT_BIT(writer, (v & mask) != 0, *table++);
-        }
-      }
-      p = probabilities[kBands[n]][2];
-    }
-    PUT_HALF(writer, negative);
-    if (n == 16) break;
-    PUT_BIT(writer, n <= last, p[0]);
-    if (n > last) break;
-  }
-done:
-  writer->range = range;
-  writer->value = value;
-  writer->pending = pending;
-  return last >= 0;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Macroblocks' levels, and probabilities fitted to them.
 
@@ -1041,20 +967,96 @@ static void macroblock_contexts(const MacroblockLevels *mb, uint8_t top[9], uint
   }
 }
 
+// Each block of a macroblock in coding order (Y2, the 16 luma blocks, 4 U, 4 V): its type, the
+// index of its first coded level, and its places in the edges of contexts.
+static const uint8_t kBlockType[25] = {1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2};
+static const uint8_t kBlockFirst[25] = {0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0};
+static const uint8_t kBlockTop[25] = {8, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7};
+static const uint8_t kBlockLeft[25] = {8, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7};
+
+// Codes a macroblock's levels (libwebp's PutCoeffs for each block), with the contexts from and into
+// the edges `top` and `left`.
 static void code_macroblock(BoolWriter *writer, const uint8_t (*probabilities)[8][3][11],
                             const MacroblockLevels *mb, uint8_t top[9], uint8_t left[9]) {
-  top[8] = left[8] = (uint8_t)put_levels(writer, probabilities[type_y2], top[8] + left[8], 0, mb->last[0],
-                                         mb->levels[0]);
-  for (int n = 0; n < 16; n++) {
-    const int x = n & 3, y = n >> 2;
-    top[x] = left[y] = (uint8_t)put_levels(writer, probabilities[type_luma_ac], top[x] + left[y], 1,
-                                           mb->last[1 + n], mb->levels[1 + n]);
+  int32_t range = writer->range, value = writer->value;
+  int pending = writer->pending;
+  for (int block = 0; block < 25; block++) {
+    const int last = mb->last[block];
+    const int16_t *levels = mb->levels[block];
+    Probabilities bands = probabilities[kBlockType[block]];
+    int n = kBlockFirst[block];
+    const uint8_t *p = bands[n][top[kBlockTop[block]] + left[kBlockLeft[block]]];
+    top[kBlockTop[block]] = left[kBlockLeft[block]] = last >= 0;
+    PUT_BIT(writer, last >= 0, p[0]);
+    while (last >= 0 && n < 16) {
+      const int level = levels[n++];
+      const int negative = level < 0;
+      int v = negative ? -level : level;
+      PUT_BIT(writer, v != 0, p[1]);
+      if (v == 0) {
+        p = bands[kBands[n]][0];
+        continue;
+      }
+      PUT_BIT(writer, v > 1, p[2]);
+      if (v == 1) {
+        p = bands[kBands[n]][1];
+      } else {
+        PUT_BIT(writer, v > 4, p[3]);
+        if (v <= 4) {
+          PUT_BIT(writer, v != 2, p[4]);
+          if (v != 2) PUT_BIT(writer, v == 4, p[5]);
+        } else {
+          PUT_BIT(writer, v > 10, p[6]);
+          if (v <= 10) {
+            PUT_BIT(writer, v > 6, p[7]);
+            if (v <= 6) {
+              PUT_BIT(writer, v == 6, 159);
+            } else {
+              PUT_BIT(writer, v >= 9, 165);
+              PUT_BIT(writer, !(v & 1), 145);
+            }
+          } else {
+            int mask;
+            const uint8_t *table;
+            if (v < 3 + (8 << 1)) {
+              PUT_BIT(writer, 0, p[8]);
+              PUT_BIT(writer, 0, p[9]);
+              v -= 3 + (8 << 0);
+              mask = 1 << 2;
+              table = kCat3;
+            } else if (v < 3 + (8 << 2)) {
+              PUT_BIT(writer, 0, p[8]);
+              PUT_BIT(writer, 1, p[9]);
+              v -= 3 + (8 << 1);
+              mask = 1 << 3;
+              table = kCat4;
+            } else if (v < 3 + (8 << 3)) {
+              PUT_BIT(writer, 1, p[8]);
+              PUT_BIT(writer, 0, p[10]);
+              v -= 3 + (8 << 2);
+              mask = 1 << 4;
+              table = kCat5;
+            } else {
+              PUT_BIT(writer, 1, p[8]);
+              PUT_BIT(writer, 1, p[10]);
+              v -= 3 + (8 << 3);
+              mask = 1 << 10;
+              table = kCat6;
+            }
+            for (; mask; mask >>= 1) PUT_BIT(writer, (v & mask) != 0, *table++);
+          }
+        }
+        p = bands[kBands[n]][2];
+      }
+      PUT_HALF(writer, negative);
+      if (n == 16) break;
+      PUT_BIT(writer, n <= last, p[0]);
+      if (n > last) break;
+    }
   }
-  for (int n = 0; n < 8; n++) {
-    const int x = 4 + (n >> 2) * 2 + (n & 1), y = 4 + (n >> 2) * 2 + ((n >> 1) & 1);
-    top[x] = left[y] = (uint8_t)put_levels(writer, probabilities[type_chroma], top[x] + left[y], 0,
-                                           mb->last[17 + n], mb->levels[17 + n]);
-  }
+  writer->range = range;
+  writer->value = value;
+  writer->pending = pending;
 }
 
 // The cost of a bit at probability p / 256, in 1/256 bits: kBitCost[p] for a zero, kBitCost[256 - p]
