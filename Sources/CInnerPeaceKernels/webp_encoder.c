@@ -1128,11 +1128,15 @@ static inline uint8_t to_chroma(int sum) {
   return (uint8_t)((v & ~0xff) == 0 ? v : v < 0 ? 0 : 255);
 }
 
-// Fills the planes from the pixels, then repeats the last column and row into the padding.
-__attribute__((noinline)) static void convert(const uint8_t *pixels, size_t stride, int width, int height, uint8_t *luma,
-                    int luma_stride, int luma_rows, uint8_t *u, uint8_t *v, int chroma_stride,
-                    int chroma_rows, int vector) {
-  for (int y = 0; y < height; y++) {
+// Fills macroblock row `mb_y` of the planes (16 rows of luma, 8 of chroma) from the pixels, with the
+// last column and row repeated into the padding. A row at a time, just before it is encoded, so that
+// its planes are still in the cache.
+static void convert_row(const uint8_t *pixels, size_t stride, int width, int height, uint8_t *luma,
+                        int luma_stride, uint8_t *u, uint8_t *v, int chroma_stride, int mb_y, int vector) {
+  (void)vector;
+  const int chroma_width = (width + 1) / 2, chroma_height = (height + 1) / 2;
+  const int luma_end = 16 * mb_y + 16 < height ? 16 * mb_y + 16 : height;
+  for (int y = 16 * mb_y; y < luma_end; y++) {
     const uint8_t *row = pixels + (size_t)y * stride;
     uint8_t *target = luma + (size_t)y * luma_stride;
 #if defined(__SSE2__)
@@ -1141,15 +1145,17 @@ __attribute__((noinline)) static void convert(const uint8_t *pixels, size_t stri
     int x = 0;
 #endif
     for (; x < width; x++) target[x] = to_y(row[4 * x + 2], row[4 * x + 1], row[4 * x]);
+    memset(target + width, target[width - 1], (size_t)(luma_stride - width));
   }
-  const int chroma_width = (width + 1) / 2, chroma_height = (height + 1) / 2;
-  for (int y = 0; y < chroma_height; y++) {
+  for (int y = luma_end; y < 16 * mb_y + 16; y++)
+    memcpy(luma + (size_t)y * luma_stride, luma + (size_t)(height - 1) * luma_stride, (size_t)luma_stride);
+  const int chroma_end = 8 * mb_y + 8 < chroma_height ? 8 * mb_y + 8 : chroma_height;
+  for (int y = 8 * mb_y; y < chroma_end; y++) {
     const uint8_t *row0 = pixels + (size_t)(2 * y) * stride;
     const uint8_t *row1 = 2 * y + 1 < height ? row0 + stride : row0;
+    uint8_t *u_row = u + (size_t)y * chroma_stride, *v_row = v + (size_t)y * chroma_stride;
 #if defined(__SSE2__)
-    int x = vector ? convert_chroma_sse2(row0, row1, u + (size_t)y * chroma_stride,
-                                         v + (size_t)y * chroma_stride, width)
-                   : 0;
+    int x = vector ? convert_chroma_sse2(row0, row1, u_row, v_row, width) : 0;
 #else
     int x = 0;
 #endif
@@ -1158,23 +1164,15 @@ __attribute__((noinline)) static void convert(const uint8_t *pixels, size_t stri
       const int b = row0[4 * x0] + row0[4 * x1] + row1[4 * x0] + row1[4 * x1];
       const int g = row0[4 * x0 + 1] + row0[4 * x1 + 1] + row1[4 * x0 + 1] + row1[4 * x1 + 1];
       const int r = row0[4 * x0 + 2] + row0[4 * x1 + 2] + row1[4 * x0 + 2] + row1[4 * x1 + 2];
-      u[(size_t)y * chroma_stride + x] = to_chroma(-9719 * r - 19081 * g + 28800 * b);
-      v[(size_t)y * chroma_stride + x] = to_chroma(28800 * r - 24116 * g - 4684 * b);
+      u_row[x] = to_chroma(-9719 * r - 19081 * g + 28800 * b);
+      v_row[x] = to_chroma(28800 * r - 24116 * g - 4684 * b);
     }
+    memset(u_row + chroma_width, u_row[chroma_width - 1], (size_t)(chroma_stride - chroma_width));
+    memset(v_row + chroma_width, v_row[chroma_width - 1], (size_t)(chroma_stride - chroma_width));
   }
-  uint8_t *planes[3] = {luma, u, v};
-  const int widths[3] = {width, chroma_width, chroma_width};
-  const int heights[3] = {height, chroma_height, chroma_height};
-  const int strides[3] = {luma_stride, chroma_stride, chroma_stride};
-  const int rows[3] = {luma_rows, chroma_rows, chroma_rows};
-  for (int p = 0; p < 3; p++) {
-    for (int y = 0; y < heights[p]; y++) {
-      uint8_t *row = planes[p] + (size_t)y * strides[p];
-      memset(row + widths[p], row[widths[p] - 1], (size_t)(strides[p] - widths[p]));
-    }
-    for (int y = heights[p]; y < rows[p]; y++)
-      memcpy(planes[p] + (size_t)y * strides[p], planes[p] + (size_t)(heights[p] - 1) * strides[p],
-             (size_t)strides[p]);
+  for (int y = chroma_end; y < 8 * mb_y + 8; y++) {
+    memcpy(u + (size_t)y * chroma_stride, u + (size_t)(chroma_height - 1) * chroma_stride, (size_t)chroma_stride);
+    memcpy(v + (size_t)y * chroma_stride, v + (size_t)(chroma_height - 1) * chroma_stride, (size_t)chroma_stride);
   }
 }
 
@@ -1319,8 +1317,6 @@ int innerpeace_webp_encode(const uint8_t *pixels, size_t stride, int width, int 
     if (!writer_start(&tokens[p], (size_t)width * height / 4 / partitions + 4096)) goto done;
 
   uint8_t *luma = planes, *u = planes + luma_size, *v = u + chroma_size;
-  convert(pixels, stride, width, height, luma, luma_stride, luma_rows, u, v, chroma_stride,
-          chroma_rows, kernels_vector);
 
   const int q = kQuantizerForQuality[quality];
   const int uv_dc_delta = -2;  // libwebp's at its default spatial noise shaping (50)
@@ -1343,6 +1339,7 @@ int innerpeace_webp_encode(const uint8_t *pixels, size_t stride, int width, int 
   // Pass 1: each macroblock predicted, transformed, quantized and reconstructed, its levels kept
   // (and counted) or, past `adaptive_limit`, coded at once at the default probabilities.
   for (int mb_y = 0; mb_y < mb_height; mb_y++) {
+    convert_row(pixels, stride, width, height, luma, luma_stride, u, v, chroma_stride, mb_y, kernels_vector);
     uint8_t left_contexts[9] = {0};
     for (int mb_x = 0; mb_x < mb_width; mb_x++) {
       MacroblockLevels *mb = adaptive ? &stored[(size_t)mb_y * mb_width + mb_x] : stored;
