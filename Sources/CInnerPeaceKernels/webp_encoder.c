@@ -975,14 +975,14 @@ static const uint8_t kBlockTop[25] = {8, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 
 static const uint8_t kBlockLeft[25] = {8, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7};
 
 // Codes a macroblock's levels (libwebp's PutCoeffs for each block), with the contexts from and into
-// the edges `top` and `left`.
-static void code_macroblock(BoolWriter *writer, const uint8_t (*probabilities)[8][3][11],
-                            const MacroblockLevels *mb, uint8_t top[9], uint8_t left[9]) {
+// the edges `top` and `left`. Block b's levels are levels[b][first] to levels[b][last[b]].
+static void code_macroblock(BoolWriter *writer, const uint8_t (*probabilities)[8][3][11], const int8_t last_of[25],
+                            const int16_t *const levels_of[25], uint8_t top[9], uint8_t left[9]) {
   int32_t range = writer->range, value = writer->value;
   int pending = writer->pending;
   for (int block = 0; block < 25; block++) {
-    const int last = mb->last[block];
-    const int16_t *levels = mb->levels[block];
+    const int last = last_of[block];
+    const int16_t *levels = levels_of[block];
     Probabilities bands = probabilities[kBlockType[block]];
     int n = kBlockFirst[block];
     const uint8_t *p = bands[n][top[kBlockTop[block]] + left[kBlockLeft[block]]];
@@ -1057,6 +1057,39 @@ static void code_macroblock(BoolWriter *writer, const uint8_t (*probabilities)[8
   writer->range = range;
   writer->value = value;
   writer->pending = pending;
+}
+
+// The levels of the whole frame, kept between the passes: for each macroblock its 25 blocks' last
+// indices (and a byte of padding), then each block's levels from its first coded one to its last.
+// Most blocks have a few levels, so this is a fifth of the macroblocks' whole arrays.
+enum { kept_header = 26, kept_most = kept_header + 2 * 384 };
+
+static uint8_t *keep_macroblock(uint8_t *kept, const MacroblockLevels *mb) {
+  memcpy(kept, mb->last, 25);
+  kept[25] = 0;
+  kept += kept_header;
+  for (int block = 0; block < 25; block++) {
+    const int first = kBlockFirst[block], last = mb->last[block];
+    if (last < first) continue;
+    const size_t bytes = (size_t)(last - first + 1) * 2;
+    memcpy(kept, &mb->levels[block][first], bytes);
+    kept += bytes;
+  }
+  return kept;
+}
+
+// Reads back a kept macroblock: its last indices, and where each block's levels are (as indexed
+// from 0); returns where the next macroblock is.
+static const uint8_t *unkeep_macroblock(const uint8_t *kept, const int8_t **last_of,
+                                        const int16_t *levels_of[25]) {
+  *last_of = (const int8_t *)kept;
+  const int16_t *levels = (const int16_t *)(const void *)(kept + kept_header);
+  for (int block = 0; block < 25; block++) {
+    const int first = kBlockFirst[block], last = (*last_of)[block];
+    levels_of[block] = levels - first;
+    if (last >= first) levels += last - first + 1;
+  }
+  return (const uint8_t *)levels;
 }
 
 // The cost of a bit at probability p / 256, in 1/256 bits: kBitCost[p] for a zero, kBitCost[256 - p]
@@ -1305,13 +1338,16 @@ int innerpeace_webp_encode(const uint8_t *pixels, size_t stride, int width, int 
   uint8_t *planes = malloc(luma_size + 2 * chroma_size);
   uint8_t(*top_contexts)[9] = calloc((size_t)mb_width, 9);
   uint8_t *modes = malloc(macroblocks);
-  MacroblockLevels *stored = malloc((adaptive ? macroblocks : 1) * sizeof(MacroblockLevels));
+  // At most kept_most bytes a macroblock; only the pages written are ever touched.
+  uint8_t *kept = adaptive ? malloc(macroblocks * kept_most) : NULL;
+  uint8_t *kept_end = kept;
+  MacroblockLevels scratch;
   Statistics statistics;
   memset(&statistics, 0, sizeof statistics);
   uint8_t chosen[4][8][3][11];
   BoolWriter header = {0}, tokens[8] = {{0}};
   int result = INNERPEACE_WEBP_NO_MEMORY;
-  if (planes == NULL || top_contexts == NULL || modes == NULL || stored == NULL) goto done;
+  if (planes == NULL || top_contexts == NULL || modes == NULL || (adaptive && kept == NULL)) goto done;
   if (!writer_start(&header, (size_t)mb_width * mb_height + 2048)) goto done;
   for (int p = 0; p < partitions; p++)
     if (!writer_start(&tokens[p], (size_t)width * height / 4 / partitions + 4096)) goto done;
@@ -1342,19 +1378,24 @@ int innerpeace_webp_encode(const uint8_t *pixels, size_t stride, int width, int 
     convert_row(pixels, stride, width, height, luma, luma_stride, u, v, chroma_stride, mb_y, kernels_vector);
     uint8_t left_contexts[9] = {0};
     for (int mb_x = 0; mb_x < mb_width; mb_x++) {
-      MacroblockLevels *mb = adaptive ? &stored[(size_t)mb_y * mb_width + mb_x] : stored;
+      MacroblockLevels *mb = &scratch;
 
       if (kernels_vector) analyse_macroblock_vector(&frame, mb_x, mb_y, mb);
       else analyse_macroblock_scalar(&frame, mb_x, mb_y, mb);
       modes[(size_t)mb_y * mb_width + mb_x] = (uint8_t)(mb->luma_mode | mb->chroma_mode << 2);
-      if (adaptive && mb_y % count_step == 0) {
-        count_macroblock(&statistics, mb, top_contexts[mb_x], left_contexts);
-      } else if (adaptive) {
-        uint8_t contexts[25];
-        macroblock_contexts(mb, top_contexts[mb_x], left_contexts, contexts);
+      if (adaptive) {
+        if (mb_y % count_step == 0) {
+          count_macroblock(&statistics, mb, top_contexts[mb_x], left_contexts);
+        } else {
+          uint8_t contexts[25];
+          macroblock_contexts(mb, top_contexts[mb_x], left_contexts, contexts);
+        }
+        kept_end = keep_macroblock(kept_end, mb);
       } else {
-        code_macroblock(&tokens[mb_y & (partitions - 1)], kDefaultProbabilities, mb, top_contexts[mb_x],
-                        left_contexts);
+        const int16_t *levels_of[25];
+        for (int block = 0; block < 25; block++) levels_of[block] = mb->levels[block];
+        code_macroblock(&tokens[mb_y & (partitions - 1)], kDefaultProbabilities, mb->last, levels_of,
+                        top_contexts[mb_x], left_contexts);
       }
     }
   }
@@ -1365,11 +1406,16 @@ int innerpeace_webp_encode(const uint8_t *pixels, size_t stride, int width, int 
     choose_probabilities(&statistics, (uint64_t)count_step, chosen);
     probabilities = (const uint8_t(*)[8][3][11])chosen;
     memset(top_contexts, 0, (size_t)mb_width * 9);
+    const uint8_t *next = kept;
     for (int mb_y = 0; mb_y < mb_height; mb_y++) {
       uint8_t left_contexts[9] = {0};
-      for (int mb_x = 0; mb_x < mb_width; mb_x++)
-        code_macroblock(&tokens[mb_y & (partitions - 1)], probabilities,
-                        &stored[(size_t)mb_y * mb_width + mb_x], top_contexts[mb_x], left_contexts);
+      for (int mb_x = 0; mb_x < mb_width; mb_x++) {
+        const int8_t *last_of;
+        const int16_t *levels_of[25];
+        next = unkeep_macroblock(next, &last_of, levels_of);
+        code_macroblock(&tokens[mb_y & (partitions - 1)], probabilities, last_of, levels_of, top_contexts[mb_x],
+                        left_contexts);
+      }
     }
   }
 
@@ -1478,7 +1524,7 @@ done:
   for (int p = 0; p < 8; p++) free(tokens[p].buffer);
   free(top_contexts);
   free(modes);
-  free(stored);
+  free(kept);
   free(planes);
   return result;
 }
