@@ -839,19 +839,20 @@ static int sad_scalar(const uint8_t *source, int stride, const uint8_t *predicti
   return sum;
 }
 
-// Gathers the edges of the block at (x, y) of a plane (its reconstruction so far).
-static void gather_edges(const uint8_t *plane, int stride, int x, int y, int size, uint8_t *above,
-                         uint8_t *left) {
-  if (y == 0) {
+// Gathers the edges of a block (from its plane's reconstruction so far): the row above with its
+// corner, and the column left.
+static void gather_edges(const uint8_t *block, int stride, int has_above, int has_left, int size,
+                         uint8_t *above, uint8_t *left) {
+  if (!has_above) {
     memset(above, 127, (size_t)size + 1);
   } else {
-    memcpy(above + 1, plane + (size_t)(y - 1) * stride + x, (size_t)size);
-    above[0] = x == 0 ? 129 : plane[(size_t)(y - 1) * stride + x - 1];
+    memcpy(above + 1, block - stride, (size_t)size);
+    above[0] = has_left ? block[-stride - 1] : 129;
   }
-  if (x == 0) {
+  if (!has_left) {
     memset(left, 129, (size_t)size);
   } else {
-    for (int i = 0; i < size; i++) left[i] = plane[(size_t)(y + i) * stride + x - 1];
+    for (int i = 0; i < size; i++) left[i] = block[i * stride - 1];
   }
 }
 
@@ -1161,9 +1162,8 @@ static inline uint8_t to_chroma(int sum) {
   return (uint8_t)((v & ~0xff) == 0 ? v : v < 0 ? 0 : 255);
 }
 
-// Fills macroblock row `mb_y` of the planes (16 rows of luma, 8 of chroma) from the pixels, with the
-// last column and row repeated into the padding. A row at a time, just before it is encoded, so that
-// its planes are still in the cache.
+// Fills the planes of macroblock row `mb_y` (16 rows of luma from `luma`, 8 of chroma from `u` and
+// `v`) from the pixels, with the last column and row repeated into the padding.
 static void convert_row(const uint8_t *pixels, size_t stride, int width, int height, uint8_t *luma,
                         int luma_stride, uint8_t *u, uint8_t *v, int chroma_stride, int mb_y, int vector) {
   (void)vector;
@@ -1171,7 +1171,7 @@ static void convert_row(const uint8_t *pixels, size_t stride, int width, int hei
   const int luma_end = 16 * mb_y + 16 < height ? 16 * mb_y + 16 : height;
   for (int y = 16 * mb_y; y < luma_end; y++) {
     const uint8_t *row = pixels + (size_t)y * stride;
-    uint8_t *target = luma + (size_t)y * luma_stride;
+    uint8_t *target = luma + (size_t)(y - 16 * mb_y) * luma_stride;
 #if defined(__SSE2__)
     int x = vector ? convert_luma_sse2(row, target, width) : 0;
 #else
@@ -1181,12 +1181,13 @@ static void convert_row(const uint8_t *pixels, size_t stride, int width, int hei
     memset(target + width, target[width - 1], (size_t)(luma_stride - width));
   }
   for (int y = luma_end; y < 16 * mb_y + 16; y++)
-    memcpy(luma + (size_t)y * luma_stride, luma + (size_t)(height - 1) * luma_stride, (size_t)luma_stride);
+    memcpy(luma + (size_t)(y - 16 * mb_y) * luma_stride, luma + (size_t)(height - 1 - 16 * mb_y) * luma_stride,
+           (size_t)luma_stride);
   const int chroma_end = 8 * mb_y + 8 < chroma_height ? 8 * mb_y + 8 : chroma_height;
   for (int y = 8 * mb_y; y < chroma_end; y++) {
     const uint8_t *row0 = pixels + (size_t)(2 * y) * stride;
     const uint8_t *row1 = 2 * y + 1 < height ? row0 + stride : row0;
-    uint8_t *u_row = u + (size_t)y * chroma_stride, *v_row = v + (size_t)y * chroma_stride;
+    uint8_t *u_row = u + (size_t)(y - 8 * mb_y) * chroma_stride, *v_row = v + (size_t)(y - 8 * mb_y) * chroma_stride;
 #if defined(__SSE2__)
     int x = vector ? convert_chroma_sse2(row0, row1, u_row, v_row, width) : 0;
 #else
@@ -1204,13 +1205,15 @@ static void convert_row(const uint8_t *pixels, size_t stride, int width, int hei
     memset(v_row + chroma_width, v_row[chroma_width - 1], (size_t)(chroma_stride - chroma_width));
   }
   for (int y = chroma_end; y < 8 * mb_y + 8; y++) {
-    memcpy(u + (size_t)y * chroma_stride, u + (size_t)(chroma_height - 1) * chroma_stride, (size_t)chroma_stride);
-    memcpy(v + (size_t)y * chroma_stride, v + (size_t)(chroma_height - 1) * chroma_stride, (size_t)chroma_stride);
+    const size_t to = (size_t)(y - 8 * mb_y) * chroma_stride, from = (size_t)(chroma_height - 1 - 8 * mb_y) * chroma_stride;
+    memcpy(u + to, u + from, (size_t)chroma_stride);
+    memcpy(v + to, v + from, (size_t)chroma_stride);
   }
 }
 
-// What the analysis of a macroblock reads and writes: the planes (reconstructed so far, in place
-// of the source) and the quantizers.
+// What the analysis of a macroblock reads and writes: its row of the planes (the source,
+// reconstructed in place; the row of pixels above it is the last of the row of macroblocks
+// above), and the quantizers.
 typedef struct {
   uint8_t *luma, *u, *v;
   int luma_stride, chroma_stride;
@@ -1224,9 +1227,9 @@ static inline __attribute__((always_inline)) void analyse_macroblock(const Frame
   const int luma_stride = frame->luma_stride, chroma_stride = frame->chroma_stride;
   const int has_above = mb_y > 0, has_left = mb_x > 0;
   // Luma: one 16x16 prediction, 16 transformed blocks, their DCs through the WHT.
-  uint8_t *block = frame->luma + (size_t)mb_y * 16 * luma_stride + mb_x * 16;
+  uint8_t *block = frame->luma + mb_x * 16;
   uint8_t above[17], left[16], prediction[2][256] __attribute__((aligned(16)));
-  gather_edges(frame->luma, luma_stride, mb_x * 16, mb_y * 16, 16, above, left);
+  gather_edges(block, luma_stride, has_above, has_left, 16, above, left);
   const uint8_t *luma_sources[2] = {block, block};
   const uint8_t *luma_above[2] = {above, above}, *luma_left[2] = {left, left};
   mb->luma_mode = (uint8_t)choose_mode(luma_sources, luma_stride, 16, 1, luma_above, luma_left,
@@ -1256,10 +1259,10 @@ static inline __attribute__((always_inline)) void analyse_macroblock(const Frame
   }
 
   // Chroma: one 8x8 prediction for U and V together, 4 blocks each.
-  const size_t chroma_offset = (size_t)mb_y * 8 * chroma_stride + mb_x * 8;
+  const size_t chroma_offset = (size_t)mb_x * 8;
   uint8_t above_u[9], left_u[8], above_v[9], left_v[8];
-  gather_edges(frame->u, chroma_stride, mb_x * 8, mb_y * 8, 8, above_u, left_u);
-  gather_edges(frame->v, chroma_stride, mb_x * 8, mb_y * 8, 8, above_v, left_v);
+  gather_edges(frame->u + chroma_offset, chroma_stride, has_above, has_left, 8, above_u, left_u);
+  gather_edges(frame->v + chroma_offset, chroma_stride, has_above, has_left, 8, above_v, left_v);
   const uint8_t *chroma_sources[2] = {frame->u + chroma_offset, frame->v + chroma_offset};
   const uint8_t *chroma_above[2] = {above_u, above_v}, *chroma_left[2] = {left_u, left_v};
   mb->chroma_mode = (uint8_t)choose_mode(chroma_sources, chroma_stride, 8, 2, chroma_above,
@@ -1303,6 +1306,22 @@ static void put_le32(uint8_t *target, uint32_t value) {
   target[3] = (uint8_t)(value >> 24);
 }
 
+// Copies the reconstructed planes of macroblock row `mb_y` into `reconstruction` (Y width x height,
+// then U and V (width + 1) / 2 x (height + 1) / 2).
+static void copy_reconstruction(uint8_t *reconstruction, int width, int height, const uint8_t *luma,
+                                int luma_stride, const uint8_t *u, const uint8_t *v, int chroma_stride,
+                                int mb_y) {
+  const int chroma_width = (width + 1) / 2, chroma_height = (height + 1) / 2;
+  for (int y = 16 * mb_y; y < 16 * mb_y + 16 && y < height; y++)
+    memcpy(reconstruction + (size_t)y * width, luma + (size_t)(y - 16 * mb_y) * luma_stride, (size_t)width);
+  uint8_t *u_target = reconstruction + (size_t)width * height;
+  uint8_t *v_target = u_target + (size_t)chroma_width * chroma_height;
+  for (int y = 8 * mb_y; y < 8 * mb_y + 8 && y < chroma_height; y++) {
+    memcpy(u_target + (size_t)y * chroma_width, u + (size_t)(y - 8 * mb_y) * chroma_stride, (size_t)chroma_width);
+    memcpy(v_target + (size_t)y * chroma_width, v + (size_t)(y - 8 * mb_y) * chroma_stride, (size_t)chroma_width);
+  }
+}
+
 int innerpeace_webp_encode(const uint8_t *pixels, size_t stride, int width, int height, int quality,
                            int loop_filter, int kernel_choice, uint8_t **output, size_t *size,
                            uint8_t *reconstruction) {
@@ -1318,10 +1337,10 @@ int innerpeace_webp_encode(const uint8_t *pixels, size_t stride, int width, int 
   if (width > maximum_side || height > maximum_side) return INNERPEACE_WEBP_TOO_LARGE;
 
   const int mb_width = (width + 15) >> 4, mb_height = (height + 15) >> 4;
-  const int luma_stride = mb_width * 16, luma_rows = mb_height * 16;
-  const int chroma_stride = mb_width * 8, chroma_rows = mb_height * 8;
-  const size_t luma_size = (size_t)luma_stride * luma_rows;
-  const size_t chroma_size = (size_t)chroma_stride * chroma_rows;
+  const int luma_stride = mb_width * 16, chroma_stride = mb_width * 8;
+  // The planes of one row of macroblocks, after the last row of pixels of the row above (17 rows of
+  // luma, 9 of each chroma plane): all the encoder reads besides the pixels.
+  const size_t luma_size = (size_t)luma_stride * 17, chroma_size = (size_t)chroma_stride * 9;
   // Eight partitions of tokens (macroblock rows in turn) past about 3 megapixels, so that none
   // can reach the format's 16 MiB.
   const int partitions = (size_t)mb_width * mb_height > 12000 ? 8 : 1;
@@ -1352,7 +1371,7 @@ int innerpeace_webp_encode(const uint8_t *pixels, size_t stride, int width, int 
   for (int p = 0; p < partitions; p++)
     if (!writer_start(&tokens[p], (size_t)width * height / 4 / partitions + 4096)) goto done;
 
-  uint8_t *luma = planes, *u = planes + luma_size, *v = u + chroma_size;
+  uint8_t *luma = planes + luma_stride, *u = planes + luma_size + chroma_stride, *v = u + chroma_size;
 
   const int q = kQuantizerForQuality[quality];
   const int uv_dc_delta = -2;  // libwebp's at its default spatial noise shaping (50)
@@ -1375,6 +1394,11 @@ int innerpeace_webp_encode(const uint8_t *pixels, size_t stride, int width, int 
   // Pass 1: each macroblock predicted, transformed, quantized and reconstructed, its levels kept
   // (and counted) or, past `adaptive_limit`, coded at once at the default probabilities.
   for (int mb_y = 0; mb_y < mb_height; mb_y++) {
+    if (mb_y > 0) {  // the last row of pixels above, reconstructed
+      memcpy(luma - luma_stride, luma + 15 * (size_t)luma_stride, (size_t)luma_stride);
+      memcpy(u - chroma_stride, u + 7 * (size_t)chroma_stride, (size_t)chroma_stride);
+      memcpy(v - chroma_stride, v + 7 * (size_t)chroma_stride, (size_t)chroma_stride);
+    }
     convert_row(pixels, stride, width, height, luma, luma_stride, u, v, chroma_stride, mb_y, kernels_vector);
     uint8_t left_contexts[9] = {0};
     for (int mb_x = 0; mb_x < mb_width; mb_x++) {
@@ -1398,6 +1422,8 @@ int innerpeace_webp_encode(const uint8_t *pixels, size_t stride, int width, int 
                         top_contexts[mb_x], left_contexts);
       }
     }
+    if (reconstruction != NULL) copy_reconstruction(reconstruction, width, height, luma, luma_stride, u, v,
+                                                    chroma_stride, mb_y);
   }
 
   // The probabilities the kept levels are coded at, and pass 2.
@@ -1505,16 +1531,6 @@ int innerpeace_webp_encode(const uint8_t *pixels, size_t stride, int width, int 
   }
   if (frame_size & 1) *at = 0;
 
-  if (reconstruction != NULL) {
-    const int chroma_width = (width + 1) / 2, chroma_height = (height + 1) / 2;
-    uint8_t *target = reconstruction;
-    for (int y = 0; y < height; y++, target += width)
-      memcpy(target, luma + (size_t)y * luma_stride, (size_t)width);
-    for (int y = 0; y < chroma_height; y++, target += chroma_width)
-      memcpy(target, u + (size_t)y * chroma_stride, (size_t)chroma_width);
-    for (int y = 0; y < chroma_height; y++, target += chroma_width)
-      memcpy(target, v + (size_t)y * chroma_stride, (size_t)chroma_width);
-  }
   *output = file;
   *size = file_size;
   result = INNERPEACE_WEBP_OK;
