@@ -185,7 +185,7 @@ static const uint8_t kRenormRange[256] = {
 typedef struct {
   uint8_t *buffer;
   size_t position, capacity;
-  int32_t range;  // the range less one
+  uint32_t range;  // the range less one
   int32_t value;
   int run;      // 0xff bytes held back until a carry is settled
   int pending;  // bits in `value` not yet written, less 8
@@ -242,11 +242,11 @@ static int32_t writer_flush(BoolWriter *writer, int32_t value, int pending) {
 // Codes `bit` at `probability` (of a zero, in 1/256) with the coder's state in the local variables
 // `range`, `value` and `pending` (loaded from and stored back to `writer` around a run of bits, so
 // that they stay in registers).
-#define PUT_BIT(writer, bit, probability)                                                                                  \
+#define PUT_BIT(writer, bit, probability)                                                      \
   do {                                                                                           \
-    const int split_ = (range * (probability)) >> 8;                                                                \
+    const uint32_t split_ = (range * (uint32_t)(probability)) >> 8;                              \
     if (bit) {                                                                                   \
-      value += split_ + 1;                                                                       \
+      value += (int32_t)split_ + 1;                                                              \
       range -= split_ + 1;                                                                       \
     } else {                                                                                     \
       range = split_;                                                                            \
@@ -255,11 +255,11 @@ static int32_t writer_flush(BoolWriter *writer, int32_t value, int pending) {
   } while (0)
 
 // A bit at probability one half (a sign).
-#define PUT_HALF(writer, bit)                                                                                  \
+#define PUT_HALF(writer, bit)                                                                  \
   do {                                                                                           \
-    const int split_ = range >> 1;                                                                \
+    const uint32_t split_ = range >> 1;                                                          \
     if (bit) {                                                                                   \
-      value += split_ + 1;                                                                       \
+      value += (int32_t)split_ + 1;                                                              \
       range -= split_ + 1;                                                                       \
     } else {                                                                                     \
       range = split_;                                                                            \
@@ -287,7 +287,8 @@ static int32_t writer_flush(BoolWriter *writer, int32_t value, int pending) {
   } while (0)
 
 static void put_bit(BoolWriter *writer, int bit, int probability) {
-  int32_t range = writer->range, value = writer->value;
+  uint32_t range = writer->range;
+  int32_t value = writer->value;
   int pending = writer->pending;
   PUT_BIT(writer, bit, probability);
   writer->range = range;
@@ -979,7 +980,8 @@ static const uint8_t kBlockLeft[25] = {8, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3,
 // the edges `top` and `left`. Block b's levels are levels[b][first] to levels[b][last[b]].
 static void code_macroblock(BoolWriter *writer, const uint8_t (*probabilities)[8][3][11], const int8_t last_of[25],
                             const int16_t *const levels_of[25], uint8_t top[9], uint8_t left[9]) {
-  int32_t range = writer->range, value = writer->value;
+  uint32_t range = writer->range;
+  int32_t value = writer->value;
   int pending = writer->pending;
   for (int block = 0; block < 25; block++) {
     const int last = last_of[block];
