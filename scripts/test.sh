@@ -49,13 +49,14 @@ guarded 25 swift test --skip-build
 # The committed man page against a fresh one from the GenerateManual plugin (about 50 s once built).
 bash scripts/man-page.sh --check
 # AddressSanitizer over the renderer (one thread, and renderOne's two), the halo's SSE2 kernels, the decode of a
-# photo's part (libjpeg's crop and skip),
+# photo's part (libjpeg's crop and skip), the WebP encoder (its C instrumented too),
 # the render pool and the server, in a build folder of its own. The test bundle is run directly: `swift test --skip-build`
 # does not find a sanitized build's description. Leak reports are off: Foundation's and
 # fontconfig's process-lifetime caches would fill them; memory errors still fail the run.
 swift build --build-tests --sanitize=address --scratch-path .build-address --disable-build-manifest-caching
 ASAN_OPTIONS=detect_leaks=0 guarded 20 .build-address/debug/innerpeacePackageTests.xctest --testing-library swift-testing \
-  --filter InnerPeaceServerTests --filter RenderTests --filter RenderOneTests --filter BlurKernelTests --filter PhotoPartTests
+  --filter InnerPeaceServerTests --filter RenderTests --filter RenderOneTests --filter BlurKernelTests --filter PhotoPartTests \
+  --filter WebPEncoderTests
 # ThreadSanitizer over the same suites, in .build-thread. The locks they exercise are ones TSan can
 # see: NSLock in the core, NIOLockedValueBox in the server (with this toolchain TSan cannot see
 # Synchronization's `Mutex` and reports every access under it as a race: BENCHMARKS.md §4). The

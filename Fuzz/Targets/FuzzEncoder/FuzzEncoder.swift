@@ -1,14 +1,17 @@
 import FuzzSupport
 import InnerPeace
 
-/// The PNG encoder: a small Cairo image from the input, encoded with each set of loops (AVX2, SSE2
-/// and plain C) and on two threads (the files must be the same bytes), then decoded by libpng's own reader, which
-/// must give back exactly the pixels encoded (RGB, or straight RGBA unpremultiplied as Cairo's
-/// pixels are). Anything else is a crash.
+/// The PNG and WebP encoders: a small Cairo image from the input, encoded as PNG with each set of
+/// loops (AVX2, SSE2 and plain C) and on two threads (the files must be the same bytes), then
+/// decoded by libpng's own reader, which must give back exactly the pixels encoded (RGB, or straight
+/// RGBA unpremultiplied as Cairo's pixels are). An opaque image is also encoded as WebP with each
+/// set of loops (SSE2, plain C), at a quality from the input, the loop filter off: the files must be
+/// the same bytes, and libwebp must decode them to exactly the encoder's reconstruction. Anything
+/// else is a crash.
 ///
 /// Input: width - 1 and height - 1 (two bytes each, little-endian, taken modulo 300, the height
 /// modulo 40 unless flags bit 4 is set), a flags byte (bit 0: alpha; bits 1-3: extra row padding
-/// in pixels; bit 4: tall), then the pixels' bytes (B G R A),
+/// in pixels; bit 4: tall), then the pixels' bytes (B G R A; the first is also the WebP quality, modulo 101),
 /// repeated to fill the image (a short input makes a flat image, a long one noise or a picture).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzEncoder(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
@@ -67,7 +70,29 @@ public func fuzzEncoder(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
       }
     }
   }
+  if !alpha { checkWebP(pixels, stride: stride, width: width, height: height, quality: Int(source.first!) % 101) }
   return 0
+}
+
+func checkWebP(_ pixels: [UInt8], stride: Int, width: Int, height: Int, quality: Int) {
+  let results = pixels.withUnsafeBufferPointer { buffer in
+    ImageEncoding.WebPKernels.allCases.map { kernels in
+      try? ImageEncoding.webp(
+        pixels: buffer.baseAddress!, stride: stride, width: width, height: height, quality: quality,
+        loopFilter: false, kernels: kernels, reconstruction: true)
+    }
+  }
+  guard let first = results[0] else { preconditionFailure("the WebP encoder failed on a \(width)x\(height) image") }
+  precondition(
+    results.allSatisfy { $0?.file == first.file && $0?.reconstruction == first.reconstruction },
+    "the WebP loops (SSE2, plain C) wrote different files")
+  let decoded: [UInt8]
+  do {
+    decoded = try ImageDecoding.webpPlanes(of: first.file, width: width, height: height)
+  } catch {
+    preconditionFailure("libwebp refused the file: \(error)")
+  }
+  precondition(decoded == first.reconstruction, "libwebp decodes the WebP to other planes than the encoder's")
 }
 
 @main

@@ -1,14 +1,16 @@
 #ifndef INNERPEACE_WEBP_H
 #define INNERPEACE_WEBP_H
 
-// The lossy WebP encoder for opaque cards: a VP8 key frame (RFC 6386) of Cairo's B G R X pixels,
-// converted to Y'CbCr 4:2:0 as libwebp converts them, every macroblock predicted whole (16x16
+// The lossy WebP encoder for opaque cards: one VP8 key frame (RFC 6386) of Cairo's B G R X pixels,
+// converted to Y'CbCr 4:2:0 as libwebp converts them. Every macroblock is predicted whole (16x16
 // luma, 8x8 chroma: DC, vertical, horizontal or TrueMotion, whichever leaves the smallest sum of
-// absolute differences), its residual transformed and quantized with libwebp's rounding, and its
-// tokens coded with the format's default probabilities, in one pass. libwebp's own encoder (method
-// 0) also tries 4x4 predictions and adapts its probabilities, in several passes; this one gives up
-// those few percent of size for less than half the time. Output depends only on the pixels and the
-// arguments: plain C, the same bytes on every machine.
+// absolute differences), and its residual transformed and quantized with libwebp's arithmetic and
+// rounding, at libwebp's quantizer for the quality. The levels of the whole frame are kept, and
+// their tokens coded after it at probabilities fitted to them (counted on every fourth row of
+// macroblocks), sent as updates of the format's defaults. libwebp's own encoder (method 0) also
+// tries 4x4 predictions and segments; this one decodes to the same PSNR in smaller files and less
+// time (BENCHMARKS.md). Output depends only on the pixels and the arguments: the same bytes from the
+// SSE2 and the plain loops, on every machine.
 
 #include <stddef.h>
 #include <stdint.h>
@@ -37,9 +39,15 @@ enum {
 /// `stride` bytes apart, B G R X; X is ignored) at `quality` 0 (smallest) to 100, mapped to VP8's
 /// quantizer as libwebp maps its quality. `loop_filter` 0 turns the decoder's loop filter off (the
 /// decoded image is then exactly the encoder's reconstruction); 1 sets its level from the quantizer
-/// as libwebp does. `kernels` is one of the INNERPEACE_WEBP_ values. On success `*output` is a buffer from `malloc` holding `*size` bytes, which the
-/// caller frees. When `reconstruction` is not NULL, it receives the planes a decoder rebuilds before
-/// its loop filter: Y (width x height), then U and V ((width + 1) / 2 x (height + 1) / 2 each).
+/// as libwebp does. `kernels` is one of the INNERPEACE_WEBP_ values. On success `*output` is a
+/// buffer from `malloc` holding `*size` bytes, which the caller frees. When `reconstruction` is not
+/// NULL, it receives the planes a decoder rebuilds before its loop filter: Y (width x height), then
+/// U and V ((width + 1) / 2 x (height + 1) / 2 each).
+///
+/// Memory: about 26 + 2 x (the levels kept) bytes a macroblock (up to 794; a fifth of that on the
+/// catalog's cards), planes for one row of macroblocks, and the file. Past 16384 macroblocks (over
+/// 4 megapixels) the levels are not kept: the tokens are coded as they come, at the format's
+/// default probabilities, in a larger file.
 int innerpeace_webp_encode(const uint8_t *pixels, size_t stride, int width, int height, int quality,
                            int loop_filter, int kernels, uint8_t **output, size_t *size,
                            uint8_t *reconstruction);

@@ -133,6 +133,39 @@ package enum ImageDecoding {
     return pixels
   }
 
+  /// The Y, U and V planes libwebp decodes a lossy WebP to (Y width x height, then U and V of
+  /// (width + 1) / 2 x (height + 1) / 2, each row packed): what tests and the fuzz target compare with
+  /// the WebP encoder's reconstruction.
+  /// - Throws: ``InnerPeaceError/decodingFailed(reason:)`` when libwebp refuses the file or its size
+  ///   differs.
+  package static func webpPlanes(of bytes: [UInt8], width: Int, height: Int) throws(InnerPeaceError) -> [UInt8] {
+    var decodedWidth: Int32 = 0
+    var decodedHeight: Int32 = 0
+    var u: UnsafeMutablePointer<UInt8>? = nil
+    var v: UnsafeMutablePointer<UInt8>? = nil
+    var stride: Int32 = 0
+    var chromaStride: Int32 = 0
+    guard let y = WebPDecodeYUV(bytes, bytes.count, &decodedWidth, &decodedHeight, &u, &v, &stride, &chromaStride)
+    else { throw .decodingFailed(reason: "libwebp refused the file") }
+    defer { WebPFree(y) }
+    guard Int(decodedWidth) == width, Int(decodedHeight) == height, let u, let v else {
+      throw .decodingFailed(reason: "libwebp decoded \(decodedWidth)x\(decodedHeight), not \(width)x\(height)")
+    }
+    let chromaWidth = (width + 1) / 2
+    let chromaHeight = (height + 1) / 2
+    var planes: [UInt8] = []
+    planes.reserveCapacity(width * height + 2 * chromaWidth * chromaHeight)
+    for row in 0..<height {
+      planes += UnsafeBufferPointer(start: y + row * Int(stride), count: width)
+    }
+    for plane in [u, v] {
+      for row in 0..<chromaHeight {
+        planes += UnsafeBufferPointer(start: plane + row * Int(chromaStride), count: chromaWidth)
+      }
+    }
+    return planes
+  }
+
   /// Checks and decodes an image, upright, reduced while decoding as far as it can be while it
   /// still covers `target`: JPEG by DCT scaling (a 2400 px photo for a 1200 px card decodes at
   /// half size, faster and sharper than scaling the full image down afterwards), PNG by

@@ -53,7 +53,7 @@ extension CardRenderer {
   /// The version of the cards' look. Bump it with every change that alters a card's pixels for
   /// the same request and catalog (layout, halo, colours, encoder settings). The golden images'
   /// test fails when they change and this does not (`Tests/InnerPeaceTests/Golden/look.json`).
-  public static let lookVersion = 10
+  public static let lookVersion = 11
 
   /// What, besides a request, decides this renderer's cards.
   public var contentSources: ContentSources {
