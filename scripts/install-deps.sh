@@ -32,8 +32,8 @@ if [ "${1:-}" = "--with-test-tools" ]; then
   # The container test (scripts/container-test.sh): podman as root with the runc runtime, and
   # debootstrap to make its Debian 12 base from the mirror apt uses (no registry is reachable).
   PACKAGES+=(podman runc debootstrap)
-  # The PNG encoder's files in other decoders (Tests/png/png_decoders_test.py): pngcheck, and
-  # Pillow with numpy for the reference pixels.
+  # The PNG and WebP encoders' files in other decoders (Tests/decoders/decoders_test.py): pngcheck,
+  # and Pillow with numpy for the reference pixels.
   PACKAGES+=(pngcheck python3-pil python3-numpy)
 fi
 

@@ -72,8 +72,10 @@ TSAN_OPTIONS="suppressions=$PWD/scripts/tsan-suppressions.txt" \
 # command and the shard merge for real; each check on a broken copy.
 bash scripts/deploy-check.sh .build/debug/innerpeace
 /usr/bin/python3 Tests/browser/page_test.py --binary .build/debug/innerpeace
-# The PNG encoder's files at every preset through pngcheck, Pillow and Chromium (under 2 minutes).
-/usr/bin/python3 Tests/png/png_decoders_test.py --binary .build/debug/innerpeace
+# The PNG and WebP encoders' files at every preset through pngcheck (PNG), Pillow and Chromium
+# (under 2 minutes each).
+/usr/bin/python3 Tests/decoders/decoders_test.py --binary .build/debug/innerpeace
+/usr/bin/python3 Tests/decoders/decoders_test.py --binary .build/debug/innerpeace --format webp
 # CORS as a browser applies it: fetch() from a listed origin and from one not listed.
 /usr/bin/python3 Tests/browser/cors_test.py --binary .build/debug/innerpeace
 # Link previews as a link-preview parser reads them (metadata-parser, PyPI).

@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
-"""The PNG encoder's files in other decoders: every catalog photo at every preset, and a
-transparent card at every preset, rendered by `innerpeace render`, then read by
+"""The PNG and WebP encoders' files in other decoders: every catalog photo at every preset, and a
+transparent card at every preset, rendered by `innerpeace render` as PNG (or WebP), then read by
 
-- pngcheck (every chunk, CRC and the zlib stream; exit status 0 and "OK"),
+- pngcheck (every chunk, CRC and the zlib stream; exit status 0 and "OK"), for PNG,
 - Pillow (size and mode; the pixels are the reference for the browser),
-- headless Chromium: each PNG, served from a loopback HTTP server to a page of the same origin,
+- headless Chromium: each file, served from a loopback HTTP server to a page of the same origin,
   decoded by `<img>`, drawn on a canvas and read back; the page posts each image's natural size and
   a checksum of its pixels (RGBA of opaque pixels, alpha alone of the others, as the canvas keeps
-  partly transparent colours premultiplied), which must equal Pillow's.
+  partly transparent colours premultiplied), which must equal Pillow's. A lossy WebP decodes to the
+  same pixels in both: they share libwebp's decoder and its conversion to RGB.
 
-        python3 Tests/png/png_decoders_test.py --binary .build/debug/innerpeace
+        python3 Tests/decoders/decoders_test.py --binary .build/debug/innerpeace [--format webp]
 
 Needs pngcheck, Pillow and numpy (python3-pil, python3-numpy) and chromium on PATH. Bounded: renders stop after
 RENDER_SECONDS, the browser gets BROWSER_SECONDS. Prints one line per check and ends with
@@ -35,7 +36,7 @@ try:
     import numpy
     from PIL import Image
 except ImportError:
-    print("png_decoders_test: needs Pillow and numpy (apt install python3-pil python3-numpy)", file=sys.stderr)
+    print("decoders_test: needs Pillow and numpy (apt install python3-pil python3-numpy)", file=sys.stderr)
     print("0 passed, 1 failed")
     sys.exit(1)
 
@@ -86,8 +87,8 @@ def checksum(image):
     return [int(colours[opaque].sum()), int(alphas[~opaque].sum())]
 
 
-def render(binary, folder, preset, picture):
-    name = "%s-%s.png" % (preset, picture.replace(".jpg", "") if picture else "transparent")
+def render(binary, folder, preset, picture, extension):
+    name = "%s-%s.%s" % (preset, picture.replace(".jpg", "") if picture else "transparent", extension)
     command = [binary, "render", "--preset", preset, "--seed", "7", "--out", os.path.join(folder, name)]
     command += ["--picture", picture] if picture else ["--transparent"]
     completed = subprocess.run(command, capture_output=True, timeout=RENDER_SECONDS)
@@ -117,16 +118,17 @@ def serve(folder, received):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--binary", default=os.path.join(ROOT, ".build/debug/innerpeace"))
+    parser.add_argument("--format", choices=["png", "webp"], default="png")
     arguments = parser.parse_args()
     results = Results()
     with open(os.path.join(ROOT, "Resources/pictures.json")) as file:
         pictures = [entry["file"] for entry in json.load(file)]
-    folder = tempfile.mkdtemp(prefix="innerpeace-png-")
+    folder = tempfile.mkdtemp(prefix="innerpeace-%s-" % arguments.format)
     try:
         jobs = [(preset, picture) for preset in PRESETS for picture in pictures + [None]]
         started = time.monotonic()
         with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-            rendered = list(pool.map(lambda job: render(arguments.binary, folder, *job), jobs))
+            rendered = list(pool.map(lambda job: render(arguments.binary, folder, *job, arguments.format), jobs))
         results.info("%d cards rendered in %.1f s" % (len(rendered), time.monotonic() - started))
         names = []
         expected = {}
@@ -134,12 +136,13 @@ def main():
             if not results.check("render %s" % name, status == 0, error):
                 continue
             path = os.path.join(folder, name)
-            check = subprocess.run(["pngcheck", path], capture_output=True, timeout=30)
-            output = check.stdout.decode("utf-8", "replace").strip()
-            results.check("pngcheck %s" % name, check.returncode == 0 and "OK" in output, output)
+            if arguments.format == "png":
+                check = subprocess.run(["pngcheck", path], capture_output=True, timeout=30)
+                output = check.stdout.decode("utf-8", "replace").strip()
+                results.check("pngcheck %s" % name, check.returncode == 0 and "OK" in output, output)
             with Image.open(path) as image:
                 image.load()
-                transparent = name.endswith("-transparent.png")
+                transparent = "-transparent." in name
                 results.check(
                     "Pillow reads %s" % name,
                     image.mode == ("RGBA" if transparent else "RGB"),
@@ -151,7 +154,7 @@ def main():
             file.write(PAGE % json.dumps(names))
         received = {"done": threading.Event()}
         server = serve(folder, received)
-        profile = tempfile.mkdtemp(prefix="innerpeace-png-chromium-")
+        profile = tempfile.mkdtemp(prefix="innerpeace-%s-chromium-" % arguments.format)
         browser = shutil.which("chromium") or shutil.which("chromium-browser")
         chromium = subprocess.Popen(
             [
