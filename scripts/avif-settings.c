@@ -1,13 +1,17 @@
 // The sweep behind libavif's settings in Sources/InnerPeace/Graphics/ImageEncoding+AVIF.swift
-// (BENCHMARKS.md, "Issue 20: AVIF"): encodes one PNG card with libavif, libwebp or libturbojpeg
-// and prints the median CPU time of the encode, the size, and PSNR (R, G, B) and SSIM (luma,
-// 8x8 windows every 4 px) of the decoded result against the PNG. AVIF runs check that every run
-// gives the same bytes.
+// (BENCHMARKS.md, "Issue 20: AVIF"), and the comparison of the WebP encoders (BENCHMARKS.md, "Issue
+// 21: a WebP encoder of our own"): encodes one PNG card with libavif, libwebp, libturbojpeg or the
+// project's VP8 encoder and prints the median CPU time of the encode, the size, and PSNR (R, G, B)
+// and SSIM (luma, 8x8 windows every 4 px) of the decoded result against the PNG. AVIF runs, and the
+// project's encoder, check that every run gives the same bytes.
 //
-//   cc -O2 scripts/avif-settings.c -o /tmp/avif-settings -lavif -lpng -lwebp -lturbojpeg -lm
+//   cc -O2 scripts/avif-settings.c Sources/CInnerPeaceKernels/webp_encoder.c
+//      -I Sources/CInnerPeaceKernels/include -o /tmp/avif-settings -lavif -lpng -lwebp -lturbojpeg -lm
+//      (one command)
 //   innerpeace render --out og.png --preset og --seed 42
-//   /tmp/avif-settings og.png RUNS webp QUALITY [METHOD [lean]]   (METHOD 0 by default, as the
-//       renderer; `lean`: sns_strength 0, filter_strength 0, one segment)
+//   /tmp/avif-settings og.png RUNS webp QUALITY [METHOD [lean]]   (libwebp; METHOD 0 by default, as
+//       the renderer's transparent cards; `lean`: sns_strength 0, filter_strength 0, one segment)
+//   /tmp/avif-settings og.png RUNS ours QUALITY   (innerpeace_webp_encode, from Cairo's B G R X)
 //   /tmp/avif-settings og.png RUNS jpeg QUALITY
 //   /tmp/avif-settings og.png RUNS avif aom|rav1e|svt SPEED QUANTIZER 420|444 THREADS
 #include <avif/avif.h>
@@ -20,6 +24,8 @@
 #include <turbojpeg.h>
 #include <webp/decode.h>
 #include <webp/encode.h>
+
+#include "innerpeace_webp.h"
 
 static double cpuMilliseconds(void) {
   struct timespec t;
@@ -103,6 +109,35 @@ int main(int argc, char **argv) {
       WebPDecodeRGBInto(writer.mem, writer.size, decoded, count, width * 3);
       WebPMemoryWriterClear(&writer);
       WebPPictureFree(&picture);
+    } else if (!strcmp(format, "ours")) {
+      // Cairo's B G R X, as the renderer hands it over (made outside the timing).
+      static unsigned char *bgrx = NULL;
+      if (bgrx == NULL) {
+        bgrx = malloc((size_t)width * height * 4);
+        for (size_t i = 0; i < (size_t)width * height; i++) {
+          bgrx[4 * i] = rgb[3 * i + 2];
+          bgrx[4 * i + 1] = rgb[3 * i + 1];
+          bgrx[4 * i + 2] = rgb[3 * i];
+          bgrx[4 * i + 3] = 255;
+        }
+      }
+      unsigned char *output = NULL;
+      double start = cpuMilliseconds();
+      int result = innerpeace_webp_encode(bgrx, (size_t)width * 4, width, height, atoi(argv[4]), 1,
+                                          INNERPEACE_WEBP_BEST, &output, &size, NULL);
+      times[run] = cpuMilliseconds() - start;
+      if (result != INNERPEACE_WEBP_OK) { fprintf(stderr, "innerpeace_webp_encode: %d\n", result); return 1; }
+      static unsigned char *first = NULL;
+      static size_t firstSize = 0;
+      if (run == 0) {
+        first = malloc(size);
+        memcpy(first, output, size);
+        firstSize = size;
+      } else if (size != firstSize || memcmp(first, output, firstSize)) {
+        deterministic = 0;
+      }
+      WebPDecodeRGBInto(output, size, decoded, count, width * 3);
+      free(output);
     } else if (!strcmp(format, "jpeg")) {
       tjhandle handle = tjInitCompress();
       unsigned char *output = NULL;
