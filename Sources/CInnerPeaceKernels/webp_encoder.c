@@ -1353,12 +1353,12 @@ typedef struct {
   Matrix y1, y2, uv;
 } Frame;
 
-// Predicts, transforms, quantizes and reconstructs the macroblock at (mb_x, mb_y), keeping its
-// modes and levels in `mb`.
-static inline __attribute__((always_inline)) void analyse_macroblock(const Frame *frame, int mb_x, int mb_y,
+// Predicts, transforms, quantizes and reconstructs the macroblock at column mb_x of the planes' row
+// (with the edge above it where `has_above`), keeping its modes and levels in `mb`.
+static inline __attribute__((always_inline)) void analyse_macroblock(const Frame *frame, int mb_x, int has_above,
                                                                      MacroblockLevels *mb, const int vector) {
   const int luma_stride = frame->luma_stride, chroma_stride = frame->chroma_stride;
-  const int has_above = mb_y > 0, has_left = mb_x > 0;
+  const int has_left = mb_x > 0;
   // Luma: one 16x16 prediction, 16 transformed blocks, their DCs through the WHT.
   uint8_t *block = frame->luma + mb_x * 16;
   uint8_t above[17], left[16], prediction[2][256] __attribute__((aligned(16)));
@@ -1419,14 +1419,27 @@ static inline __attribute__((always_inline)) void analyse_macroblock(const Frame
 
 }
 
-__attribute__((noinline)) static void analyse_macroblock_vector(const Frame *frame, int mb_x, int mb_y,
+__attribute__((noinline)) static void analyse_macroblock_vector(const Frame *frame, int mb_x, int has_above,
                                                                 MacroblockLevels *mb) {
-  analyse_macroblock(frame, mb_x, mb_y, mb, 1);
+  analyse_macroblock(frame, mb_x, has_above, mb, 1);
 }
 
-__attribute__((noinline)) static void analyse_macroblock_scalar(const Frame *frame, int mb_x, int mb_y,
+__attribute__((noinline)) static void analyse_macroblock_scalar(const Frame *frame, int mb_x, int has_above,
                                                                 MacroblockLevels *mb) {
-  analyse_macroblock(frame, mb_x, mb_y, mb, 0);
+  analyse_macroblock(frame, mb_x, has_above, mb, 0);
+}
+
+// Analyses the macroblock at column mb_x of the planes' row with the loops `vector` chooses.
+static void analyse(const Frame *frame, int mb_x, int has_above, MacroblockLevels *mb, int vector) {
+  if (vector) analyse_macroblock_vector(frame, mb_x, has_above, mb);
+  else analyse_macroblock_scalar(frame, mb_x, has_above, mb);
+}
+
+// Makes the last row of pixels of the planes' row (reconstructed) the row above the next.
+static void advance_planes(uint8_t *luma, int luma_stride, uint8_t *u, uint8_t *v, int chroma_stride) {
+  memcpy(luma - luma_stride, luma + 15 * (size_t)luma_stride, (size_t)luma_stride);
+  memcpy(u - chroma_stride, u + 7 * (size_t)chroma_stride, (size_t)chroma_stride);
+  memcpy(v - chroma_stride, v + 7 * (size_t)chroma_stride, (size_t)chroma_stride);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1525,21 +1538,44 @@ int innerpeace_webp_encode(const uint8_t *pixels, size_t stride, int width, int 
     if (filter_level > 63) filter_level = 63;
   }
 
-  // Pass 1: each macroblock predicted, transformed, quantized and reconstructed, its levels kept
-  // (and counted) or, past `adaptive_limit`, coded at once at the default probabilities.
-  for (int mb_y = 0; mb_y < mb_height; mb_y++) {
-    if (mb_y > 0) {  // the last row of pixels above, reconstructed
-      memcpy(luma - luma_stride, luma + 15 * (size_t)luma_stride, (size_t)luma_stride);
-      memcpy(u - chroma_stride, u + 7 * (size_t)chroma_stride, (size_t)chroma_stride);
-      memcpy(v - chroma_stride, v + 7 * (size_t)chroma_stride, (size_t)chroma_stride);
+  // Past `adaptive_limit`, the probabilities are fitted first, to a sample of the frame: every
+  // eighth row of macroblocks, analysed after the row above it (whose levels give the sample its
+  // contexts, and whose reconstruction its edges; that row itself is predicted without the one
+  // above it). About a quarter of the analysis again, and no levels kept.
+  const uint8_t(*probabilities)[8][3][11] = kDefaultProbabilities;
+  if (!adaptive) {
+    int sampled = 0;
+    for (int mb_y = 1; mb_y < mb_height; mb_y += 8, sampled++) {
+      memset(top_contexts, 0, (size_t)mb_width * 9);
+      for (int row = mb_y - 1; row <= mb_y; row++) {
+        if (row == mb_y) advance_planes(luma, luma_stride, u, v, chroma_stride);
+        convert_row(pixels, stride, width, height, luma, luma_stride, u, v, chroma_stride, row, kernels_vector);
+        uint8_t left_contexts[9] = {0};
+        for (int mb_x = 0; mb_x < mb_width; mb_x++) {
+          // The upper row as a top row (no edge above), the sample below it as usual.
+          analyse(&frame, mb_x, row == mb_y, &scratch, kernels_vector);
+          if (row == mb_y) count_macroblock(&statistics, &scratch, top_contexts[mb_x], left_contexts);
+          else skip_macroblock(&scratch, top_contexts[mb_x], left_contexts);
+        }
+      }
     }
+    if (sampled > 0) {
+      choose_probabilities(&statistics, (uint64_t)((mb_height + sampled / 2) / sampled), chosen);
+      probabilities = (const uint8_t(*)[8][3][11])chosen;
+    }
+    memset(top_contexts, 0, (size_t)mb_width * 9);
+    memset(&statistics, 0, sizeof statistics);
+  }
+
+  // Pass 1: each macroblock predicted, transformed, quantized and reconstructed, its levels kept
+  // (and counted) or, past `adaptive_limit`, coded at once at the sample's probabilities.
+  for (int mb_y = 0; mb_y < mb_height; mb_y++) {
+    if (mb_y > 0) advance_planes(luma, luma_stride, u, v, chroma_stride);
     convert_row(pixels, stride, width, height, luma, luma_stride, u, v, chroma_stride, mb_y, kernels_vector);
     uint8_t left_contexts[9] = {0};
     for (int mb_x = 0; mb_x < mb_width; mb_x++) {
       MacroblockLevels *mb = &scratch;
-
-      if (kernels_vector) analyse_macroblock_vector(&frame, mb_x, mb_y, mb);
-      else analyse_macroblock_scalar(&frame, mb_x, mb_y, mb);
+      analyse(&frame, mb_x, mb_y > 0, mb, kernels_vector);
       modes[(size_t)mb_y * mb_width + mb_x] = (uint8_t)(mb->luma_mode | mb->chroma_mode << 2);
       if (adaptive) {
         if (mb_y % count_step == 0) {
@@ -1551,7 +1587,7 @@ int innerpeace_webp_encode(const uint8_t *pixels, size_t stride, int width, int 
       } else {
         const int16_t *levels_of[25];
         for (int block = 0; block < 25; block++) levels_of[block] = mb->levels[block];
-        code_macroblock(&tokens[mb_y & (partitions - 1)], kDefaultProbabilities, mb->last, levels_of,
+        code_macroblock(&tokens[mb_y & (partitions - 1)], probabilities, mb->last, levels_of,
                         top_contexts[mb_x], left_contexts);
       }
     }
@@ -1560,7 +1596,6 @@ int innerpeace_webp_encode(const uint8_t *pixels, size_t stride, int width, int 
   }
 
   // The probabilities the kept levels are coded at, and pass 2.
-  const uint8_t(*probabilities)[8][3][11] = kDefaultProbabilities;
   if (adaptive) {
     choose_probabilities(&statistics, (uint64_t)count_step, chosen);
     probabilities = (const uint8_t(*)[8][3][11])chosen;

@@ -138,8 +138,9 @@ struct WebPEncoderTests {
     }
   }
 
-  /// Past 16,384 macroblocks the levels are not kept: the tokens go out as they come, at the
-  /// format's default probabilities, in eight partitions. The file still decodes exactly.
+  /// Past 16,384 macroblocks the levels are not kept: the probabilities come from a sample of rows
+  /// analysed first, and the tokens go out as they come, in eight partitions. The file still decodes
+  /// exactly.
   @Test func aFrameTooLargeToKeepItsLevelsDecodesToTheReconstruction() throws {
     var random = SplitMix(state: 22)
     let image = PNGEncoderTests.make("large", width: 4096, height: 1040, alpha: false) { x, y in

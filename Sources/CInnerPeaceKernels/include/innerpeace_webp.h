@@ -7,7 +7,8 @@
 // absolute differences), and its residual transformed and quantized with libwebp's arithmetic and
 // rounding, at libwebp's quantizer for the quality. The levels of the whole frame are kept, and
 // their tokens coded after it at probabilities fitted to them (counted on every fourth row of
-// macroblocks), sent as updates of the format's defaults. libwebp's own encoder (method 0) also
+// macroblocks), sent as updates of the format's defaults; a frame past 4 megapixels gets its
+// probabilities from a sample analysed first. libwebp's own encoder (method 0) also
 // tries 4x4 predictions and segments; this one decodes to the same PSNR in smaller files and less
 // time (BENCHMARKS.md). Output depends only on the pixels and the arguments: the same bytes from the
 // SSE2 and the plain loops, on every machine.
@@ -44,10 +45,11 @@ enum {
 /// NULL, it receives the planes a decoder rebuilds before its loop filter: Y (width x height), then
 /// U and V ((width + 1) / 2 x (height + 1) / 2 each).
 ///
-/// Memory: about 26 + 2 x (the levels kept) bytes a macroblock (up to 794; a fifth of that on the
-/// catalog's cards), planes for one row of macroblocks, and the file. Past 16384 macroblocks (over
-/// 4 megapixels) the levels are not kept: the tokens are coded as they come, at the format's
-/// default probabilities, in a larger file.
+/// Memory: planes for one row of macroblocks, the file, and up to 16384 macroblocks (4 megapixels,
+/// every preset) about 26 + 2 x (its levels) bytes a macroblock kept between the passes (at most
+/// 794; about 150 on the catalog's og cards). Past that the levels are not kept: the probabilities
+/// are fitted to a sample of the frame first (every eighth row of macroblocks), and the tokens coded
+/// as they come.
 int innerpeace_webp_encode(const uint8_t *pixels, size_t stride, int width, int height, int quality,
                            int loop_filter, int kernels, uint8_t **output, size_t *size,
                            uint8_t *reconstruction);
