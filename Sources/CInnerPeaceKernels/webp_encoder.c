@@ -461,14 +461,15 @@ static void matrix_make(Matrix *matrix, int dc_step, int ac_step, int kind) {
 }
 
 // Quantizes the coefficients `in` (raster order) into `levels` (zigzag order), and leaves in `in`
-// what a decoder will dequantize them to. Returns the zigzag index of the last non-zero level,
-// or -1.
-static int quantize_scalar(int16_t in[16], int16_t levels[16], const Matrix *matrix) {
+// what a decoder will dequantize them to. With `skip_dc` the DC is taken as 0 (a luma block's, which
+// the Y2 block carries). Returns the zigzag index of the last non-zero level, or -1.
+static int quantize_scalar(int16_t in[16], int16_t levels[16], const Matrix *matrix, int skip_dc) {
   int last = -1;
   for (int n = 0; n < 16; n++) {
     const int j = kZigzag[n];
-    const int negative = in[j] < 0;
-    const uint32_t magnitude = (uint32_t)(negative ? -in[j] : in[j]) + matrix->sharpen[j];
+    const int coefficient = skip_dc && j == 0 ? 0 : in[j];
+    const int negative = coefficient < 0;
+    const uint32_t magnitude = (uint32_t)(negative ? -coefficient : coefficient) + matrix->sharpen[j];
     int level = 0;
     if (magnitude > matrix->threshold[j]) {
       level = (int)((magnitude * matrix->inverse[j] + matrix->bias[j]) >> quantizer_fix);
@@ -741,9 +742,11 @@ static void add_dc_sse2(const uint8_t *prediction, int prediction_stride, int dc
   for (int i = 0; i < 4; i++) memcpy(target + i * target_stride, &rows[i], 4);
 }
 
-static int quantize_sse2(int16_t in[16], int16_t levels[16], const Matrix *matrix) {
+static int quantize_sse2(int16_t in[16], int16_t levels[16], const Matrix *matrix, int skip_dc) {
   const __m128i zero = _mm_setzero_si128();
-  __m128i in0 = _mm_loadu_si128((__m128i *)&in[0]);
+  // The DC cleared in the register: a store of it just before the load would stall the load.
+  __m128i in0 = _mm_and_si128(_mm_loadu_si128((__m128i *)&in[0]),
+                              _mm_set_epi16(-1, -1, -1, -1, -1, -1, -1, skip_dc ? 0 : -1));
   __m128i in8 = _mm_loadu_si128((__m128i *)&in[8]);
   const __m128i iq0 = _mm_loadu_si128((const __m128i *)&matrix->inverse[0]);
   const __m128i iq8 = _mm_loadu_si128((const __m128i *)&matrix->inverse[8]);
@@ -1373,11 +1376,10 @@ static inline __attribute__((always_inline)) void analyse_macroblock(const Frame
     KERNEL(forward_transform)(block + y * luma_stride + x, luma_stride, prediction[0] + y * 16 + x, 16,
                       coefficients[n]);
     dc[n] = coefficients[n][0];
-    coefficients[n][0] = 0;
-    mb->last[1 + n] = (int8_t)KERNEL(quantize)(coefficients[n], mb->levels[1 + n], &frame->y1);
+    mb->last[1 + n] = (int8_t)KERNEL(quantize)(coefficients[n], mb->levels[1 + n], &frame->y1, 1);
   }
   forward_wht(dc, y2_in);
-  mb->last[0] = (int8_t)KERNEL(quantize)(y2_in, mb->levels[0], &frame->y2);
+  mb->last[0] = (int8_t)KERNEL(quantize)(y2_in, mb->levels[0], &frame->y2, 0);
   inverse_wht(y2_in, dc);
   for (int n = 0; n < 16; n++) {
     const int x = (n & 3) * 4, y = (n >> 2) * 4;
@@ -1407,7 +1409,7 @@ static inline __attribute__((always_inline)) void analyse_macroblock(const Frame
     const int x = (n & 1) * 4, y = ((n >> 1) & 1) * 4;
     KERNEL(forward_transform)(plane_block + y * chroma_stride + x, chroma_stride,
                       plane_prediction + y * 8 + x, 8, chroma_coefficients[n]);
-    mb->last[17 + n] = (int8_t)KERNEL(quantize)(chroma_coefficients[n], mb->levels[17 + n], &frame->uv);
+    mb->last[17 + n] = (int8_t)KERNEL(quantize)(chroma_coefficients[n], mb->levels[17 + n], &frame->uv, 0);
     if (mb->last[17 + n] < 1) {
       KERNEL(add_dc)(plane_prediction + y * 8 + x, 8, chroma_coefficients[n][0],
                      plane_block + y * chroma_stride + x, chroma_stride);
