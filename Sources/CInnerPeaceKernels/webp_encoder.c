@@ -1098,91 +1098,135 @@ static void skip_macroblock(const MacroblockLevels *mb, uint8_t top[9], uint8_t 
     top[kBlockTop[block]] = left[kBlockLeft[block]] = mb->last[block] >= 0;
 }
 
+// Codes the level at index `*at` of a block whose last non-zero level is at `last` (libwebp's
+// PutCoeffs, one level), with the coder's state in `*state`; moves `*at` and the probabilities `*p`
+// on. Returns whether the block is done (its end coded, or its 16th level). Inlined where it is used,
+// so that the state stays in registers.
+typedef struct {
+  uint32_t range;
+  int32_t value;
+  int pending;
+} CoderState;
+
+static inline __attribute__((always_inline)) int code_level(BoolWriter *writer, CoderState *state,
+                                                           Probabilities bands, const int16_t *levels,
+                                                           int last, int *at, const uint8_t **probabilities) {
+  uint32_t range = state->range;
+  int32_t value = state->value;
+  int pending = state->pending;
+  int n = *at, done = 0;
+  const uint8_t *p = *probabilities;
+    const int level = levels[n++];
+    const int negative = level < 0;
+    int v = negative ? -level : level;
+    PUT_BIT(writer, v != 0, p[1]);
+    if (v == 0) {
+      p = bands[kBands[n]][0];
+      goto next;
+    }
+    PUT_BIT(writer, v > 1, p[2]);
+    if (v == 1) {
+      p = bands[kBands[n]][1];
+    } else {
+      PUT_BIT(writer, v > 4, p[3]);
+      if (v <= 4) {
+        PUT_BIT(writer, v != 2, p[4]);
+        if (v != 2) PUT_BIT(writer, v == 4, p[5]);
+      } else {
+        PUT_BIT(writer, v > 10, p[6]);
+        if (v <= 10) {
+          PUT_BIT(writer, v > 6, p[7]);
+          if (v <= 6) {
+            PUT_BIT(writer, v == 6, 159);
+          } else {
+            PUT_BIT(writer, v >= 9, 165);
+            PUT_BIT(writer, !(v & 1), 145);
+          }
+        } else {
+          int mask;
+          const uint8_t *table;
+          if (v < 3 + (8 << 1)) {
+            PUT_BIT(writer, 0, p[8]);
+            PUT_BIT(writer, 0, p[9]);
+            v -= 3 + (8 << 0);
+            mask = 1 << 2;
+            table = kCat3;
+          } else if (v < 3 + (8 << 2)) {
+            PUT_BIT(writer, 0, p[8]);
+            PUT_BIT(writer, 1, p[9]);
+            v -= 3 + (8 << 1);
+            mask = 1 << 3;
+            table = kCat4;
+          } else if (v < 3 + (8 << 3)) {
+            PUT_BIT(writer, 1, p[8]);
+            PUT_BIT(writer, 0, p[10]);
+            v -= 3 + (8 << 2);
+            mask = 1 << 4;
+            table = kCat5;
+          } else {
+            PUT_BIT(writer, 1, p[8]);
+            PUT_BIT(writer, 1, p[10]);
+            v -= 3 + (8 << 3);
+            mask = 1 << 10;
+            table = kCat6;
+          }
+          for (; mask; mask >>= 1) PUT_BIT(writer, (v & mask) != 0, *table++);
+        }
+      }
+      p = bands[kBands[n]][2];
+    }
+    PUT_HALF(writer, negative);
+    if (n == 16) {
+      done = 1;
+    } else {
+      PUT_BIT(writer, n <= last, p[0]);
+      done = n > last;
+    }
+next:
+  *at = n;
+  *probabilities = p;
+  state->range = range;
+  state->value = value;
+  state->pending = pending;
+  return done || n == 16;
+}
+
+// Codes a block's first decision (whether it has a non-zero level) at `context`; returns whether it
+// has one, and leaves in `*p` the probabilities of its first level.
+static inline __attribute__((always_inline)) int code_block_start(BoolWriter *writer, CoderState *state,
+                                                                 Probabilities bands, int first, int context,
+                                                                 int last, const uint8_t **p) {
+  uint32_t range = state->range;
+  int32_t value = state->value;
+  int pending = state->pending;
+  *p = bands[first][context];
+  PUT_BIT(writer, last >= 0, (*p)[0]);
+  state->range = range;
+  state->value = value;
+  state->pending = pending;
+  return last >= 0;
+}
+
 // Codes a macroblock's levels (libwebp's PutCoeffs for each block), with the contexts from and into
 // the edges `top` and `left`. Block b's levels are levels[b][first] to levels[b][last[b]].
 static void code_macroblock(BoolWriter *writer, const uint8_t (*probabilities)[8][3][11],
                             const int8_t last_of[25], const int16_t *const levels_of[25], uint8_t top[9],
                             uint8_t left[9]) {
-  uint32_t range = writer->range;
-  int32_t value = writer->value;
-  int pending = writer->pending;
+  CoderState state = {writer->range, writer->value, writer->pending};
   for (int block = 0; block < 25; block++) {
-    const int last = last_of[block];
-    const int16_t *levels = levels_of[block];
+    const int last = last_of[block], first = kBlockFirst[block];
     Probabilities bands = probabilities[kBlockType[block]];
-    int n = kBlockFirst[block];
-    const uint8_t *p = bands[n][top[kBlockTop[block]] + left[kBlockLeft[block]]];
+    const uint8_t *p;
+    const int context = top[kBlockTop[block]] + left[kBlockLeft[block]];
     top[kBlockTop[block]] = left[kBlockLeft[block]] = last >= 0;
-    PUT_BIT(writer, last >= 0, p[0]);
-    while (last >= 0 && n < 16) {
-      const int level = levels[n++];
-      const int negative = level < 0;
-      int v = negative ? -level : level;
-      PUT_BIT(writer, v != 0, p[1]);
-      if (v == 0) {
-        p = bands[kBands[n]][0];
-        continue;
-      }
-      PUT_BIT(writer, v > 1, p[2]);
-      if (v == 1) {
-        p = bands[kBands[n]][1];
-      } else {
-        PUT_BIT(writer, v > 4, p[3]);
-        if (v <= 4) {
-          PUT_BIT(writer, v != 2, p[4]);
-          if (v != 2) PUT_BIT(writer, v == 4, p[5]);
-        } else {
-          PUT_BIT(writer, v > 10, p[6]);
-          if (v <= 10) {
-            PUT_BIT(writer, v > 6, p[7]);
-            if (v <= 6) {
-              PUT_BIT(writer, v == 6, 159);
-            } else {
-              PUT_BIT(writer, v >= 9, 165);
-              PUT_BIT(writer, !(v & 1), 145);
-            }
-          } else {
-            int mask;
-            const uint8_t *table;
-            if (v < 3 + (8 << 1)) {
-              PUT_BIT(writer, 0, p[8]);
-              PUT_BIT(writer, 0, p[9]);
-              v -= 3 + (8 << 0);
-              mask = 1 << 2;
-              table = kCat3;
-            } else if (v < 3 + (8 << 2)) {
-              PUT_BIT(writer, 0, p[8]);
-              PUT_BIT(writer, 1, p[9]);
-              v -= 3 + (8 << 1);
-              mask = 1 << 3;
-              table = kCat4;
-            } else if (v < 3 + (8 << 3)) {
-              PUT_BIT(writer, 1, p[8]);
-              PUT_BIT(writer, 0, p[10]);
-              v -= 3 + (8 << 2);
-              mask = 1 << 4;
-              table = kCat5;
-            } else {
-              PUT_BIT(writer, 1, p[8]);
-              PUT_BIT(writer, 1, p[10]);
-              v -= 3 + (8 << 3);
-              mask = 1 << 10;
-              table = kCat6;
-            }
-            for (; mask; mask >>= 1) PUT_BIT(writer, (v & mask) != 0, *table++);
-          }
-        }
-        p = bands[kBands[n]][2];
-      }
-      PUT_HALF(writer, negative);
-      if (n == 16) break;
-      PUT_BIT(writer, n <= last, p[0]);
-      if (n > last) break;
+    if (!code_block_start(writer, &state, bands, first, context, last, &p)) continue;
+    int n = first;
+    while (!code_level(writer, &state, bands, levels_of[block], last, &n, &p)) {
     }
   }
-  writer->range = range;
-  writer->value = value;
-  writer->pending = pending;
+  writer->range = state.range;
+  writer->value = state.value;
+  writer->pending = state.pending;
 }
 
 // The levels of the whole frame, kept between the passes: for each macroblock its 25 blocks' last
