@@ -1116,72 +1116,74 @@ static inline __attribute__((always_inline)) int code_level(BoolWriter *writer, 
   int pending = state->pending;
   int n = *at, done = 0;
   const uint8_t *p = *probabilities;
-    const int level = levels[n++];
-    const int negative = level < 0;
-    int v = negative ? -level : level;
-    PUT_BIT(writer, v != 0, p[1]);
-    if (v == 0) {
-      p = bands[kBands[n]][0];
-      goto next;
-    }
-    PUT_BIT(writer, v > 1, p[2]);
-    if (v == 1) {
-      p = bands[kBands[n]][1];
+  const int level = levels[n++];
+  const int negative = level < 0;
+  int v = negative ? -level : level;
+  PUT_BIT(writer, v != 0, p[1]);
+  if (v == 0) {
+    p = bands[kBands[n]][0];
+    goto next;
+  }
+  PUT_BIT(writer, v > 1, p[2]);
+  if (v == 1) {
+    p = bands[kBands[n]][1];
+  } else {
+    PUT_BIT(writer, v > 4, p[3]);
+    if (v <= 4) {
+      PUT_BIT(writer, v != 2, p[4]);
+      if (v != 2) PUT_BIT(writer, v == 4, p[5]);
     } else {
-      PUT_BIT(writer, v > 4, p[3]);
-      if (v <= 4) {
-        PUT_BIT(writer, v != 2, p[4]);
-        if (v != 2) PUT_BIT(writer, v == 4, p[5]);
-      } else {
-        PUT_BIT(writer, v > 10, p[6]);
-        if (v <= 10) {
-          PUT_BIT(writer, v > 6, p[7]);
-          if (v <= 6) {
-            PUT_BIT(writer, v == 6, 159);
-          } else {
-            PUT_BIT(writer, v >= 9, 165);
-            PUT_BIT(writer, !(v & 1), 145);
-          }
+      PUT_BIT(writer, v > 10, p[6]);
+      if (v <= 10) {
+        PUT_BIT(writer, v > 6, p[7]);
+        if (v <= 6) {
+          PUT_BIT(writer, v == 6, 159);
         } else {
-          int mask;
-          const uint8_t *table;
-          if (v < 3 + (8 << 1)) {
-            PUT_BIT(writer, 0, p[8]);
-            PUT_BIT(writer, 0, p[9]);
-            v -= 3 + (8 << 0);
-            mask = 1 << 2;
-            table = kCat3;
-          } else if (v < 3 + (8 << 2)) {
-            PUT_BIT(writer, 0, p[8]);
-            PUT_BIT(writer, 1, p[9]);
-            v -= 3 + (8 << 1);
-            mask = 1 << 3;
-            table = kCat4;
-          } else if (v < 3 + (8 << 3)) {
-            PUT_BIT(writer, 1, p[8]);
-            PUT_BIT(writer, 0, p[10]);
-            v -= 3 + (8 << 2);
-            mask = 1 << 4;
-            table = kCat5;
-          } else {
-            PUT_BIT(writer, 1, p[8]);
-            PUT_BIT(writer, 1, p[10]);
-            v -= 3 + (8 << 3);
-            mask = 1 << 10;
-            table = kCat6;
-          }
-          for (; mask; mask >>= 1) PUT_BIT(writer, (v & mask) != 0, *table++);
+          PUT_BIT(writer, v >= 9, 165);
+          PUT_BIT(writer, !(v & 1), 145);
         }
+      } else {
+        // Categories 3 to 6 (11-18, 19-34, 35-66, 67 and more), each branch with its bits as
+        // constants (a table of them was 2 % slower), then the level's extra bits.
+        int mask;
+        const uint8_t *table;
+        if (v < 3 + (8 << 1)) {
+          PUT_BIT(writer, 0, p[8]);
+          PUT_BIT(writer, 0, p[9]);
+          v -= 3 + (8 << 0);
+          mask = 1 << 2;
+          table = kCat3;
+        } else if (v < 3 + (8 << 2)) {
+          PUT_BIT(writer, 0, p[8]);
+          PUT_BIT(writer, 1, p[9]);
+          v -= 3 + (8 << 1);
+          mask = 1 << 3;
+          table = kCat4;
+        } else if (v < 3 + (8 << 3)) {
+          PUT_BIT(writer, 1, p[8]);
+          PUT_BIT(writer, 0, p[10]);
+          v -= 3 + (8 << 2);
+          mask = 1 << 4;
+          table = kCat5;
+        } else {
+          PUT_BIT(writer, 1, p[8]);
+          PUT_BIT(writer, 1, p[10]);
+          v -= 3 + (8 << 3);
+          mask = 1 << 10;
+          table = kCat6;
+        }
+        for (; mask; mask >>= 1) PUT_BIT(writer, (v & mask) != 0, *table++);
       }
-      p = bands[kBands[n]][2];
     }
-    PUT_HALF(writer, negative);
-    if (n == 16) {
-      done = 1;
-    } else {
-      PUT_BIT(writer, n <= last, p[0]);
-      done = n > last;
-    }
+    p = bands[kBands[n]][2];
+  }
+  PUT_HALF(writer, negative);
+  if (n == 16) {
+    done = 1;
+  } else {
+    PUT_BIT(writer, n <= last, p[0]);
+    done = n > last;
+  }
 next:
   *at = n;
   *probabilities = p;
@@ -1402,8 +1404,9 @@ typedef struct {
 
 // Predicts, transforms, quantizes and reconstructs the macroblock at column mb_x of the planes' row
 // (with the edge above it where `has_above`), keeping its modes and levels in `mb`.
-static inline __attribute__((always_inline)) void analyse_macroblock(const Frame *frame, int mb_x, int has_above,
-                                                                     MacroblockLevels *mb, const int vector) {
+static inline __attribute__((always_inline)) void analyse_macroblock(const Frame *frame, int mb_x,
+                                                                     int has_above, MacroblockLevels *mb,
+                                                                     const int vector) {
   const int luma_stride = frame->luma_stride, chroma_stride = frame->chroma_stride;
   const int has_left = mb_x > 0;
   // Luma: one 16x16 prediction, 16 transformed blocks, their DCs through the WHT.
@@ -1595,7 +1598,8 @@ int innerpeace_webp_encode(const uint8_t *pixels, size_t stride, int width, int 
       memset(top_contexts, 0, (size_t)mb_width * 9);
       for (int row = mb_y - 1; row <= mb_y; row++) {
         if (row == mb_y) advance_planes(luma, luma_stride, u, v, chroma_stride);
-        convert_row(pixels, stride, width, height, luma, luma_stride, u, v, chroma_stride, row, kernels_vector);
+        convert_row(pixels, stride, width, height, luma, luma_stride, u, v, chroma_stride, row,
+                    kernels_vector);
         uint8_t left_contexts[9] = {0};
         for (int mb_x = 0; mb_x < mb_width; mb_x++) {
           // The upper row as a top row (no edge above), the sample below it as usual.
