@@ -49,7 +49,8 @@ struct WebPEncoderTests {
           )
         })
     }
-    images.append(PNGEncoderTests.make("constant", width: 301, height: 200, alpha: false) { _, _ in (40, 200, 90, 255) })
+    images.append(
+      PNGEncoderTests.make("constant", width: 301, height: 200, alpha: false) { _, _ in (40, 200, 90, 255) })
     images.append(PNGEncoderTests.make("black", width: 64, height: 64, alpha: false) { _, _ in (0, 0, 0, 255) })
     images.append(PNGEncoderTests.make("white", width: 48, height: 33, alpha: false) { _, _ in (255, 255, 255, 255) })
     images.append(

@@ -214,7 +214,9 @@ package enum ImageEncoding {
     defer { WebPPictureFree(&picture) }
     picture.width = Int32(width)
     picture.height = Int32(surface.height)
-    guard WebPPictureImportRGBA(&picture, pixels, Int32(width * 4)) != 0 else { throw .encodingFailed(format: .webp, reason: "out of memory") }
+    guard WebPPictureImportRGBA(&picture, pixels, Int32(width * 4)) != 0 else {
+      throw .encodingFailed(format: .webp, reason: "out of memory")
+    }
     var writer = WebPMemoryWriter()
     WebPMemoryWriterInit(&writer)
     defer { WebPMemoryWriterClear(&writer) }
