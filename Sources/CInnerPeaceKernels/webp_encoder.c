@@ -1098,16 +1098,17 @@ static void skip_macroblock(const MacroblockLevels *mb, uint8_t top[9], uint8_t 
     top[kBlockTop[block]] = left[kBlockLeft[block]] = mb->last[block] >= 0;
 }
 
-// Codes the level at index `*at` of a block whose last non-zero level is at `last` (libwebp's
-// PutCoeffs, one level), with the coder's state in `*state`; moves `*at` and the probabilities `*p`
-// on. Returns whether the block is done (its end coded, or its 16th level). Inlined where it is used,
-// so that the state stays in registers.
+// The boolean coder's state, apart from its writer (so that an inlined caller keeps it in registers).
 typedef struct {
   uint32_t range;
   int32_t value;
   int pending;
 } CoderState;
 
+// Codes the level at index `*at` of a block whose last non-zero level is at `last` (libwebp's
+// PutCoeffs, one level), with the coder's state in `*state`; moves `*at` and `*probabilities`
+// on. Returns whether the block is done (its end coded, or its 16th level). Inlined where it is used,
+// so that the state stays in registers.
 static inline __attribute__((always_inline)) int code_level(BoolWriter *writer, CoderState *state,
                                                            Probabilities bands, const int16_t *levels,
                                                            int last, int *at, const uint8_t **probabilities) {

@@ -6,7 +6,7 @@
 // luma, 8x8 chroma: DC, vertical, horizontal or TrueMotion, whichever leaves the smallest sum of
 // absolute differences), and its residual transformed and quantized with libwebp's arithmetic and
 // rounding, at libwebp's quantizer for the quality. The levels of the whole frame are kept, and
-// their tokens coded after it at probabilities fitted to them (counted on every fourth row of
+// their tokens coded after it at probabilities fitted to them (counted on every eighth row of
 // macroblocks), sent as updates of the format's defaults; a frame past 4 megapixels gets its
 // probabilities from a sample analysed first. libwebp's own encoder (method 0) also
 // tries 4x4 predictions and segments; this one decodes to the same PSNR in smaller files and less
