@@ -10,12 +10,15 @@
 #endif
 #include <errno.h>
 #include <fcntl.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
 
-int innerpeace_spawn_worker(
-    const char *path, char *const argv[], char *const envp[], int channel, int error_output, pid_t *pid) {
+int innerpeace_spawn_worker(const char *path, char *const argv[], char *const envp[], int channel, int error_output,
+                            int body_file, pid_t *pid) {
   posix_spawn_file_actions_t actions;
   posix_spawnattr_t attributes;
   int status = posix_spawn_file_actions_init(&actions);
@@ -36,9 +39,10 @@ int innerpeace_spawn_worker(
       (status = posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK)) == 0 &&
       (status = posix_spawn_file_actions_adddup2(&actions, channel, 0)) == 0 &&
       (status = posix_spawn_file_actions_adddup2(&actions, channel, 1)) == 0 &&
-      (error_output < 0 || (status = posix_spawn_file_actions_adddup2(&actions, error_output, 2)) == 0)
+      (error_output < 0 || (status = posix_spawn_file_actions_adddup2(&actions, error_output, 2)) == 0) &&
+      (body_file < 0 || (status = posix_spawn_file_actions_adddup2(&actions, body_file, 3)) == 0)
 #ifdef __linux__
-      && (status = posix_spawn_file_actions_addclosefrom_np(&actions, 3)) == 0
+      && (status = posix_spawn_file_actions_addclosefrom_np(&actions, body_file < 0 ? 3 : 4)) == 0
 #endif
   ) {
     status = posix_spawn(pid, path, &actions, &attributes, argv, envp);
@@ -61,6 +65,15 @@ int innerpeace_worker_prepare(pid_t parent) {
 int innerpeace_pidfd_open(pid_t pid) {
 #if defined(__linux__) && defined(SYS_pidfd_open)
   return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+  errno = ENOSYS;
+  return -1;
+#endif
+}
+
+int innerpeace_body_file_create(void) {
+#if defined(__linux__) && defined(MFD_CLOEXEC)
+  return memfd_create("innerpeace-card", MFD_CLOEXEC);
 #else
   errno = ENOSYS;
   return -1;

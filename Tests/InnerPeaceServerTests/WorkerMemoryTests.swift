@@ -123,6 +123,28 @@ import Testing
     #expect(Self.metric(registry, "innerpeace_render_worker_retirements_total") == 0)
   }
 
+  /// A real worker leaves its cards in its body file: its descriptor 3 is the server's memfd, which
+  /// holds the card's bytes after each render (a smaller card after a larger one too).
+  @Test(.timeLimit(.minutes(2)))
+  func workerLeavesItsCardsInTheBodyFile() async throws {
+    let (pool, _) = try Self.pool(count: 1, restingLimitBytes: nil, pixelBudget: .max, clock: ContinuousClock())
+    try await Self.withRunningPool(pool) {
+      let pid = try #require(pool.pids[0])
+      let target = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/3")
+      #expect(target.hasPrefix("/memfd:innerpeace-card"), "descriptor 3 is \(target)")
+      for (index, preset) in [Preset.og, .square].enumerated() {
+        guard case .card(let card) = await pool.render(CardRequest(preset: preset, quote: .index(index), seed: 4))
+        else {
+          Issue.record("render \(index) failed")
+          return
+        }
+        let held = try Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/fd/3"))
+        #expect(held.count >= card.bytes.count && Array(held.prefix(card.bytes.count)) == card.bytes)
+        #expect(imageDimensions(card.bytes).map { $0.width == preset.size.width } == true)
+      }
+    }
+  }
+
   /// The reserve's rule: free heap up to the reserve is kept, more is returned; memory at rest is
   /// the private resident bytes less what is kept, never below zero.
   @Test func heapReserveRule() {

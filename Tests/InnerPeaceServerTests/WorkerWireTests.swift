@@ -207,6 +207,86 @@ import Testing
   }
 }
 
+/// A card left in the worker's body file (``WorkerBodyFile``) instead of the socket.
+@Suite struct WorkerBodyFileTests {
+  static func card(_ body: [UInt8], through stream: BlockingFrameStream, frames descriptor: Int32) throws -> WorkerFrame
+  {
+    #expect(ftruncate(descriptor, 0) == 0 && lseek(descriptor, 0, SEEK_SET) == 0)
+    let facts = CardFacts(
+      RenderedCard(
+        bytes: [], format: .png, size: try CanvasSize(width: 1200, height: 630), quoteIndex: 2,
+        quote: Quote(text: "t", author: ""), picture: "aqua.jpg", shareMessage: "\"t\"", fontSize: 50,
+        truncated: false, layoutPasses: 1, timings: StageTimings()))
+    try stream.send(.card(facts, restingBytes: 5), body: body)
+    #expect(lseek(descriptor, 0, SEEK_SET) == 0)
+    var framed = [UInt8](repeating: 0, count: 1 << 24)
+    let count = framed.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+    let server = EmbeddedChannel()
+    try server.pipeline.syncOperations.addHandler(
+      ByteToMessageHandler(LengthFieldBasedFrameDecoder(lengthFieldBitLength: .fourBytes)))
+    try server.writeInbound(ByteBuffer(bytes: framed.prefix(max(0, count))))
+    let frame = try WorkerFrame(decoding: try #require(try server.readInbound(as: ByteBuffer.self)))
+    _ = try server.finish()
+    guard case .card(let decoded, 5) = frame.header.message else {
+      Issue.record("not the card: \(frame.header.message)")
+      return frame
+    }
+    #expect(decoded == facts)
+    return frame
+  }
+
+  /// A card goes into the file and its frame carries only the header, which says how many bytes
+  /// the file holds; the server reads exactly those, also after a larger card left more in the
+  /// file. A card over the limit, or from a worker without a file, crosses the socket as before.
+  @Test func cardsCrossTheFileAndLargeOnesTheSocket() throws {
+    let bodyFile = try #require(WorkerBodyFile.create(), "memfd_create")
+    defer { close(bodyFile) }
+    let file = FileManager.default.temporaryDirectory.appendingPathComponent("innerpeace-frames-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: file) }
+    let frames = open(file.path, O_RDWR | O_CREAT | O_TRUNC, 0o600)
+    try #require(frames >= 0)
+    defer { close(frames) }
+    let stream = BlockingFrameStream(input: -1, output: frames, bodyFile: bodyFile)
+
+    let large = (0..<2_000_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 1) }
+    let small = (0..<300_001).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+    for body in [large, small] {
+      let frame = try Self.card(body, through: stream, frames: frames)
+      #expect(frame.header.bodyInFile == body.count)
+      #expect(frame.body.readableBytes == 0, "the frame has no body")
+      let read = try WorkerBodyFile.read(body.count, from: bodyFile, allocator: ByteBufferAllocator())
+      #expect(Array(read.readableBytesView) == body)
+    }
+
+    let overLimit = [UInt8](repeating: 9, count: WorkerBodyFile.limit + 1)
+    let inline = try Self.card(overLimit, through: stream, frames: frames)
+    #expect(inline.header.bodyInFile == nil)
+    #expect(Array(inline.body.readableBytesView) == overLimit)
+
+    let withoutFile = try Self.card(small, through: BlockingFrameStream(input: -1, output: frames), frames: frames)
+    #expect(withoutFile.header.bodyInFile == nil)
+    #expect(Array(withoutFile.body.readableBytesView) == small)
+  }
+
+  /// A header that claims more than the file holds, a length out of bounds, or a file the worker
+  /// was not given is a malformed frame (the server then kills the worker).
+  @Test func claimsTheFileCannotBackAreRefused() throws {
+    let bodyFile = try #require(WorkerBodyFile.create(), "memfd_create")
+    defer { close(bodyFile) }
+    #expect(WorkerBodyFile.write([1, 2, 3, 4, 5], to: bodyFile))
+    let allocator = ByteBufferAllocator()
+    #expect(
+      Array(try WorkerBodyFile.read(5, from: bodyFile, allocator: allocator).readableBytesView) == [1, 2, 3, 4, 5])
+    for (count, descriptor) in [
+      (6, bodyFile), (0, bodyFile), (-1, bodyFile), (WorkerBodyFile.limit + 1, bodyFile), (5, nil),
+    ] {
+      #expect(throws: WorkerWireError.self, "\(count) bytes from \(descriptor.map(String.init) ?? "no file")") {
+        _ = try WorkerBodyFile.read(count, from: descriptor, allocator: allocator)
+      }
+    }
+  }
+}
+
 /// The wait for a worker's answer against its deadline, when the two come at the same moment.
 @Suite struct WorkerAnswerDeadlineTests {
   /// When the deadline comes first, the wait ends only after `onTimeout` has run: the caller then

@@ -8,12 +8,17 @@
 #include <sys/types.h>
 
 /// Spawns `path` with `argv` and `envp` (both NULL-terminated): `channel` becomes the child's
-/// stdin and stdout, `error_output` its stderr (or, when it is -1, stderr is inherited), every
-/// other descriptor is closed in the child, and
-/// SIGPIPE, SIGINT and SIGTERM start with their default actions and an empty signal mask.
-/// Returns 0 and sets `*pid`, or an errno value.
-int innerpeace_spawn_worker(
-    const char *path, char *const argv[], char *const envp[], int channel, int error_output, pid_t *pid);
+/// stdin and stdout, `error_output` its stderr (or, when it is -1, stderr is inherited),
+/// `body_file` its descriptor 3 (when it is -1, the child has none), every other descriptor is
+/// closed in the child, and SIGPIPE, SIGINT and SIGTERM start with their default actions and an
+/// empty signal mask. Returns 0 and sets `*pid`, or an errno value.
+int innerpeace_spawn_worker(const char *path, char *const argv[], char *const envp[], int channel, int error_output,
+                            int body_file, pid_t *pid);
+
+/// An anonymous file in memory (Linux's memfd_create, close-on-exec) for a worker to leave each
+/// card's bytes in for the server. Returns the descriptor, or -1 with errno set (ENOSYS where
+/// there is no such call).
+int innerpeace_body_file_create(void);
 
 /// In a worker, first thing: be killed (SIGKILL) when the thread that spawned us ends, and ignore
 /// SIGINT and SIGTERM (the server drains, then stops its workers by closing their stdin).

@@ -45,7 +45,8 @@ public enum RenderWorker {
     let output = fcntl(1, F_DUPFD_CLOEXEC, 3)
     guard output >= 0, dup2(2, 1) == 1 else { return 1 }
     WorkerHeap.keepReserve()
-    let stream = BlockingFrameStream(input: 0, output: output)
+    let stream = BlockingFrameStream(
+      input: 0, output: output, bodyFile: WorkerBodyFile.inWorker(environment: ProcessInfo.processInfo.environment))
     do throws(BlockingFrameStream.Failure) {
       guard case .hello = try stream.receive()?.message else { throw .wire(.malformed("no hello frame")) }
       try stream.send(.ready)
@@ -108,10 +109,12 @@ public enum RenderWorker {
 }
 
 /// The worker's side of the wire: the frames ``WorkerConnection`` exchanges through NIO's
-/// length-field codecs, read and written with blocking calls on two descriptors.
+/// length-field codecs, read and written with blocking calls on two descriptors, and the cards
+/// left in `bodyFile` (``WorkerBodyFile``) when there is one.
 struct BlockingFrameStream {
   let input: Int32
   let output: Int32
+  var bodyFile: Int32?
 
   enum Failure: Error, CustomStringConvertible {
     /// A system call failed (EPIPE when the server is gone).
@@ -140,9 +143,17 @@ struct BlockingFrameStream {
     }
   }
 
-  /// Sends one frame: the length field, the header's length and the header, then the body.
+  /// Sends one frame: the length field, the header's length and the header, then the body. A body
+  /// of at most ``WorkerBodyFile/limit`` bytes goes into `bodyFile` first, when there is one, and
+  /// the frame then says so instead of carrying it.
   func send(_ message: WorkerWireHeader.Message, body: [UInt8] = []) throws(Failure) {
-    let header = WorkerFrame.encodedHeader(WorkerWireHeader(message))
+    var body = body
+    var bodyInFile: Int?
+    if let bodyFile, !body.isEmpty, body.count <= WorkerBodyFile.limit, WorkerBodyFile.write(body, to: bodyFile) {
+      bodyInFile = body.count
+      body = []
+    }
+    let header = WorkerFrame.encodedHeader(WorkerWireHeader(message, bodyInFile: bodyInFile))
     var head: [UInt8] = []
     head.reserveCapacity(8 + header.count)
     for length in [4 + header.count + body.count, header.count] {

@@ -36,15 +36,23 @@ final class WorkerConnection: Sendable {
   /// The wait status once the process has ended and been reaped (`nil`: it was reaped elsewhere).
   let exit: EventLoopFuture<Int32?>
   private let latestRestingBytes = Atomic<Int>(0)
+  /// The server's descriptor of the worker's ``WorkerBodyFile`` (closed with this object), if it
+  /// has one.
+  let bodyFile: Int32?
 
   /// The memory the worker reported holding at rest before its latest render, in bytes (0 until
   /// it has reported).
   var restingBytes: Int { latestRestingBytes.load(ordering: .relaxed) }
 
-  private init(pid: pid_t, channel: any Channel, exit: EventLoopFuture<Int32?>) {
+  private init(pid: pid_t, channel: any Channel, exit: EventLoopFuture<Int32?>, bodyFile: Int32?) {
     self.pid = pid
     self.channel = channel
     self.exit = exit
+    self.bodyFile = bodyFile
+  }
+
+  deinit {
+    if let bodyFile { close(bodyFile) }
   }
 
   // MARK: Starting
@@ -59,7 +67,7 @@ final class WorkerConnection: Sendable {
     _ launch: WorkerLaunch, on eventLoop: any EventLoop, timeout: Duration, clock: some Clock<Duration>,
     logger: Logger = Logger(label: "innerpeace")
   ) async throws(WorkerFailure) -> WorkerConnection {
-    let spawned: (pid: pid_t, descriptor: Int32, errorOutput: Int32?, exit: EventLoopFuture<Int32?>)
+    let spawned: (pid: pid_t, descriptor: Int32, errorOutput: Int32?, bodyFile: Int32?, exit: EventLoopFuture<Int32?>)
     do {
       spawned = try await eventLoop.submit { try Self.spawn(launch, exitOn: eventLoop) }.get()
     } catch let failure as WorkerFailure {
@@ -91,10 +99,11 @@ final class WorkerConnection: Sendable {
         .takingOwnershipOfDescriptor(inputOutput: spawned.descriptor).get()
     } catch {
       close(spawned.descriptor)
+      if let bodyFile = spawned.bodyFile { close(bodyFile) }
       kill(spawned.pid, SIGKILL)
       throw WorkerFailure(description: "cannot open the channel of worker \(spawned.pid): \(error)")
     }
-    let worker = WorkerConnection(pid: spawned.pid, channel: channel, exit: spawned.exit)
+    let worker = WorkerConnection(pid: spawned.pid, channel: channel, exit: spawned.exit, bodyFile: spawned.bodyFile)
     do throws(Exchange) {
       let frame = try await worker.exchange(WorkerFrame(.hello), timeout: timeout, clock: clock)
       guard case .ready = frame.header.message else { throw .malformed("no ready frame") }
@@ -105,12 +114,15 @@ final class WorkerConnection: Sendable {
   }
 
   /// Spawns the process with a socket pair (close-on-exec on both ends, so no other child
-  /// inherits them), the child's end as its stdin and stdout, and opens the watch on its exit.
+  /// inherits them), the child's end as its stdin and stdout, and its ``WorkerBodyFile`` (where
+  /// the system has one) as its descriptor 3, and opens the watch on its exit.
   /// With ``WorkerLaunch/relayedLogFormat``, its stderr is a pipe (close-on-exec too) whose
   /// reading end is returned as `errorOutput`.
   private static func spawn(
     _ launch: WorkerLaunch, exitOn eventLoop: any EventLoop
-  ) throws(WorkerFailure) -> (pid: pid_t, descriptor: Int32, errorOutput: Int32?, exit: EventLoopFuture<Int32?>) {
+  ) throws(WorkerFailure) -> (
+    pid: pid_t, descriptor: Int32, errorOutput: Int32?, bodyFile: Int32?, exit: EventLoopFuture<Int32?>
+  ) {
     var pair: [Int32] = [-1, -1]
     guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
       throw WorkerFailure(description: "socketpair failed: \(String(cString: strerror(errno)))")
@@ -124,9 +136,11 @@ final class WorkerConnection: Sendable {
       }
     }
     defer { if errorPipe[1] >= 0 { close(errorPipe[1]) } }
+    let bodyFile = WorkerBodyFile.create()
     var variables = ProcessInfo.processInfo.environment
     for (name, value) in launch.environment { variables[name] = value }
     variables[WorkerLaunch.parentVariable] = String(getpid())
+    variables[WorkerBodyFile.variable] = bodyFile.map { _ in String(WorkerBodyFile.descriptorInWorker) }
     let argv = launch.arguments.map { strdup($0) } + [nil]
     let envp = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
     defer {
@@ -134,10 +148,11 @@ final class WorkerConnection: Sendable {
       for pointer in envp { free(pointer) }
     }
     var pid: pid_t = 0
-    let status = innerpeace_spawn_worker(launch.executable, argv, envp, pair[1], errorPipe[1], &pid)
+    let status = innerpeace_spawn_worker(launch.executable, argv, envp, pair[1], errorPipe[1], bodyFile ?? -1, &pid)
     guard status == 0 else {
       close(pair[0])
       if errorPipe[0] >= 0 { close(errorPipe[0]) }
+      if let bodyFile { close(bodyFile) }
       throw WorkerFailure(description: "cannot start \(launch.executable): \(String(cString: strerror(status)))")
     }
     let pidfd = innerpeace_pidfd_open(pid)
@@ -145,6 +160,7 @@ final class WorkerConnection: Sendable {
       let reason = String(cString: strerror(errno))
       close(pair[0])
       if errorPipe[0] >= 0 { close(errorPipe[0]) }
+      if let bodyFile { close(bodyFile) }
       kill(pid, SIGKILL)
       var ignored: Int32 = 0
       waitpid(pid, &ignored, 0)
@@ -162,7 +178,7 @@ final class WorkerConnection: Sendable {
     }
     watch.setCancelHandler { close(pidfd) }
     watch.activate()
-    return (pid, pair[0], errorPipe[0] >= 0 ? errorPipe[0] : nil, exit.futureResult)
+    return (pid, pair[0], errorPipe[0] >= 0 ? errorPipe[0] : nil, bodyFile, exit.futureResult)
   }
 
   /// Where the exit watches run: a waitpid that cannot block (the process has ended).
@@ -246,7 +262,14 @@ final class WorkerConnection: Sendable {
       if (try? await written.get()) == nil { throw .unsent }
       throw .closed
     case .success(let bytes):
-      do throws(WorkerWireError) { return try WorkerFrame(decoding: bytes) } catch {
+      do throws(WorkerWireError) {
+        var frame = try WorkerFrame(decoding: bytes)
+        if let count = frame.header.bodyInFile {
+          guard frame.body.readableBytes == 0 else { throw .malformed("a card both in the frame and in the file") }
+          frame.body = try WorkerBodyFile.read(count, from: bodyFile, allocator: channel.allocator)
+        }
+        return frame
+      } catch {
         throw .malformed(error.description)
       }
     }

@@ -8,7 +8,9 @@ public import NIOCore
 ///
 /// A frame, after the 4-byte big-endian length that swift-nio-extras' length-field codecs put
 /// before it, is the header's length (UInt32, big-endian), the header, then the body: a card's
-/// encoded image bytes, raw, and nothing for every other message.
+/// encoded image bytes, raw, and nothing for every other message. A card of at most
+/// ``WorkerBodyFile/limit`` bytes from a worker that has a ``WorkerBodyFile`` is left in that file
+/// instead, and its frame says how many bytes it holds (``bodyInFile``) and has no body.
 ///
 /// The conversation: the server sends ``Message/hello`` and the worker answers
 /// ``Message/ready`` once it has loaded the catalog and the fonts; then each
@@ -19,7 +21,7 @@ public import NIOCore
 struct WorkerWireHeader: Codable, Sendable {
   /// The version this build speaks. Change it with any change of ``Message`` or of the types it
   /// carries that an older worker would read differently.
-  static let currentVersion = 2
+  static let currentVersion = 3
 
   let version: Int
   let message: Message
@@ -27,6 +29,9 @@ struct WorkerWireHeader: Codable, Sendable {
   /// by ``RequestIdentityInstrument``); only on a render, and only when the render has a request.
   /// Optional, and absent from the JSON when `nil`: a header without it reads as before.
   let context: [String: String]?
+  /// On a card: its bytes are the first `bodyInFile` bytes of the worker's ``WorkerBodyFile``,
+  /// not the frame's body. Absent from the JSON when `nil`.
+  let bodyInFile: Int?
 
   enum Message: Codable, Sendable {
     /// Server to worker, first: the server's version is in the header.
@@ -42,12 +47,15 @@ struct WorkerWireHeader: Codable, Sendable {
     case failure(InnerPeaceError, restingBytes: Int)
   }
 
-  private enum CodingKeys: String, CodingKey { case version, message, context }
+  private enum CodingKeys: String, CodingKey { case version, message, context, bodyInFile }
 
-  init(_ message: Message, version: Int = currentVersion, context: [String: String]? = nil) {
+  init(
+    _ message: Message, version: Int = currentVersion, context: [String: String]? = nil, bodyInFile: Int? = nil
+  ) {
     self.version = version
     self.message = message
     self.context = context
+    self.bodyInFile = bodyInFile
   }
 
   /// Reads the version first and refuses any other than ``currentVersion`` before it reads the
@@ -58,6 +66,7 @@ struct WorkerWireHeader: Codable, Sendable {
     guard version == Self.currentVersion else { throw WorkerWireError.versionMismatch(received: version) }
     message = try container.decode(Message.self, forKey: .message)
     context = try container.decodeIfPresent([String: String].self, forKey: .context)
+    bodyInFile = try container.decodeIfPresent(Int.self, forKey: .bodyInFile)
   }
 }
 
