@@ -207,6 +207,31 @@ import Testing
   }
 }
 
+/// How many threads encode a worker's PNG card, and how the count travels.
+@Suite struct EncoderThreadsTests {
+  /// Two threads while each render in flight can have two cores, else one.
+  @Test func twoWhileACoreWouldSitIdle() {
+    let rule = WorkerPool<ContinuousClock>.encoderThreads(rendersInFlight:cores:)
+    #expect(rule(1, 2) == 2)
+    #expect(rule(2, 2) == 1)
+    #expect(rule(1, 1) == 1)
+    #expect(rule(2, 4) == 2)
+    #expect(rule(3, 4) == 1)
+    #expect(rule(16, 16) == 1)
+  }
+
+  /// The count is in the render's header (absent for one thread), and the worker reads it back.
+  @Test func theCountTravelsInTheRenderHeader() throws {
+    let request = CardRequest(preset: .og, quote: .index(1), seed: 2)
+    let two = try WorkerWireTests.roundTrip(WorkerFrame(.render(request), encoderThreads: 2))
+    #expect(two.header.encoderThreads == 2)
+    let one = WorkerFrame(.render(request))
+    #expect(try WorkerWireTests.roundTrip(one).header.encoderThreads == nil)
+    let json = String(decoding: WorkerFrame.encodedHeader(one.header), as: UTF8.self)
+    #expect(!json.contains("encoderThreads"), "\(json)")
+  }
+}
+
 /// A card left in the worker's body file (``WorkerBodyFile``) instead of the socket.
 @Suite struct WorkerBodyFileTests {
   static func card(_ body: [UInt8], through stream: BlockingFrameStream, frames descriptor: Int32) throws -> WorkerFrame

@@ -42,6 +42,26 @@ import Testing
     #expect(sameTransparent)
   }
 
+  /// A render asked for two encoder threads (the service's, while a core is idle) gives the same
+  /// bytes as the one-thread render, at every preset and for a transparent card; a count out of
+  /// range is taken as the nearest of 1 and 2.
+  @Test func twoEncoderThreadsGiveTheSameBytes() throws {
+    let renderer = Fixtures.renderer
+    var requests = [Preset.og, .classic, .square, .story].enumerated().map { index, preset in
+      CardRequest(preset: preset, quote: .index(index * 7), picture: .random, seed: 3)
+    }
+    var transparent = CardRequest(preset: .og, quote: .index(2), picture: .random, seed: 1)
+    transparent.transparent = true
+    requests.append(transparent)
+    for request in requests {
+      let one = try renderer.render(request)
+      for threads in [2, 0, 9] {
+        let same = try renderer.render(request, encoderThreads: threads).bytes == one.bytes
+        #expect(same, "\(request.preset), \(threads) threads")
+      }
+    }
+  }
+
   /// The size the decoder picks for a target is the size it decodes at: what the render relies on
   /// to take the prefetched pixels for a zoomed crop. JPEG at several DCT scales, a quarter-turned
   /// JPEG (EXIF 6), and PNG box reduction.

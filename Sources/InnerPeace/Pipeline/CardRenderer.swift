@@ -28,7 +28,16 @@ public final class CardRenderer: Sendable {
   /// - Throws: ``InnerPeaceError`` for a bad request (index out of range, unknown picture, invalid
   ///   text, JPEG with transparency) or a failed decode, draw or encode.
   public func render(_ request: CardRequest) throws(InnerPeaceError) -> RenderedCard {
-    try render(request, probe: nil)
+    try render(request, encoderThreads: 1)
+  }
+
+  /// Renders one card, its PNG encoded on `encoderThreads` threads (1 or 2; the same bytes either
+  /// way: two when a core would otherwise sit idle).
+  /// - Throws: as ``render(_:)``.
+  public func render(_ request: CardRequest, encoderThreads: Int) throws(InnerPeaceError) -> RenderedCard {
+    try render(
+      request, selection: try Selection(request, catalog: catalog), prefetch: nil, probe: nil,
+      encoderThreads: encoderThreads)
   }
 
   /// Renders one card with a renderer made for it, on two threads: the photo is read, checked and
@@ -103,7 +112,7 @@ public final class CardRenderer: Sendable {
   /// another thread has been reading since the selection.
   private func render(
     _ request: CardRequest, selection: Selection, prefetch: PhotoPrefetch?, probe: ((HaloProbe) -> Void)?,
-    canvas inspect: ((ImageSurface) -> Void)? = nil
+    canvas inspect: ((ImageSurface) -> Void)? = nil, encoderThreads: Int = 1
   ) throws(InnerPeaceError) -> RenderedCard {
     let geometry = request.preset.geometry
     let clock = StageClock()
@@ -174,8 +183,10 @@ public final class CardRenderer: Sendable {
       inspect(canvas)
     }
     let bytes = try clock.measure(.encode) { () throws(InnerPeaceError) in
-      // renderOne's PNG encoder shares its bands with a second thread: the same bytes.
-      try ImageEncoding.encode(canvas, as: request.format, quality: request.quality, threads: prefetch == nil ? 1 : 2)
+      // renderOne's PNG encoder shares its bands with a second thread, and so does a render asked
+      // to: the same bytes.
+      let threads = prefetch == nil ? min(2, max(1, encoderThreads)) : 2
+      return try ImageEncoding.encode(canvas, as: request.format, quality: request.quality, threads: threads)
     }
 
     return RenderedCard(

@@ -57,7 +57,9 @@ public enum RenderWorker {
         RequestIdentityInstrument().extract(header.context ?? [:], into: &context, using: DictionaryCarrier())
         try ServiceContext.withValue(context) {
           Result { () throws(BlockingFrameStream.Failure) in
-            try render(request, renderer: renderer, stream: stream, logger: logger, keepsFreeHeap: keepsFreeHeap)
+            try render(
+              request, encoderThreads: header.encoderThreads ?? 1, renderer: renderer, stream: stream, logger: logger,
+              keepsFreeHeap: keepsFreeHeap)
           }
         }.get()
         keepsFreeHeap = WorkerHeap.settle()
@@ -72,13 +74,16 @@ public enum RenderWorker {
   /// Renders one request and sends its answer, and logs it. With `keepsFreeHeap` (no trim after
   /// the last card), the free heap kept for this card is left out of the memory at rest.
   private static func render(
-    _ request: CardRequest, renderer: CardRenderer, stream: BlockingFrameStream, logger: Logger, keepsFreeHeap: Bool
+    _ request: CardRequest, encoderThreads: Int, renderer: CardRenderer, stream: BlockingFrameStream, logger: Logger,
+    keepsFreeHeap: Bool
   ) throws(BlockingFrameStream.Failure) {
     let resting = WorkerHeap.restingBytes(
       privateResident: restingBytes(), keptFree: keepsFreeHeap ? WorkerHeap.freeBytes : 0)
     RenderFaults.inject(for: request, catalog: renderer.catalog, logger: logger)
     let started = ContinuousClock.now
-    let result = Result(catching: { () throws(InnerPeaceError) in try renderer.render(request) })
+    let result = Result(catching: { () throws(InnerPeaceError) in
+      try renderer.render(request, encoderThreads: encoderThreads)
+    })
     let milliseconds = ((ContinuousClock.now - started) / .microseconds(100)).rounded() / 10
     switch result {
     case .success(let card):

@@ -186,15 +186,18 @@ final class WorkerConnection: Sendable {
 
   // MARK: Rendering
 
-  /// Sends one request and waits (up to `timeout` on `clock`) for its answer. A worker that dies,
+  /// Sends one request (its PNG encoded on `encoderThreads` threads) and waits (up to `timeout` on
+  /// `clock`) for its answer. A worker that dies,
   /// closes, garbles or misses the deadline is killed if need be and reaped, and the failure says
   /// how it ended.
   func render(
-    _ request: CardRequest, timeout: Duration, clock: some Clock<Duration>
+    _ request: CardRequest, encoderThreads: Int = 1, timeout: Duration, clock: some Clock<Duration>
   ) async throws(WorkerFailure) -> Result<FinishedCard, InnerPeaceError> {
     do throws(Exchange) {
       let frame = try await exchange(
-        WorkerFrame(.render(request), context: Self.requestIdentity()), timeout: timeout, clock: clock)
+        WorkerFrame(
+          .render(request), context: Self.requestIdentity(), encoderThreads: encoderThreads > 1 ? encoderThreads : nil),
+        timeout: timeout, clock: clock)
       switch frame.header.message {
       case .card(let facts, let resting):
         latestRestingBytes.store(resting, ordering: .relaxed)

@@ -1,3 +1,4 @@
+import Foundation
 import InnerPeace
 import Logging
 import NIOConcurrencyHelpers
@@ -23,6 +24,10 @@ import ServiceLifecycle
 /// cards rendering at once may total at most `pixelBudget` pixels (a larger card renders alone),
 /// taken in arrival order, so the working sets of several large cards never add up.
 ///
+/// CPU: a PNG card is encoded on two threads while at most half the cores are rendering (the
+/// other core would otherwise sit idle: the same bytes, sooner), on one otherwise
+/// (``encoderThreads(rendersInFlight:cores:)``).
+///
 /// Every deadline (a render's, a start-up's, a wait for a worker, the back-off) is a task timeout
 /// on one clock, `C`: `ContinuousClock` in the server, one the test moves in the tests.
 ///
@@ -39,6 +44,8 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
   let startTimeout: Duration
   let clock: C
   private let eventLoops: any EventLoopGroup
+  /// The processors this process may run on.
+  private let cores = ProcessInfo.processInfo.activeProcessorCount
   private let logger: Logger
   private let workersGauge: Gauge
   private let failuresCounter: Counter
@@ -472,8 +479,11 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
       guard let lease = await take(pixels: pixels) else {
         return .unavailable(retryAfterSeconds: retryAfterSeconds())
       }
+      let inFlight = state.withLockedValue { $0.busy }
       do throws(WorkerFailure) {
-        let result = try await lease.worker.render(request, timeout: renderTimeout, clock: clock)
+        let result = try await lease.worker.render(
+          request, encoderThreads: Self.encoderThreads(rendersInFlight: inFlight, cores: cores), timeout: renderTimeout,
+          clock: clock)
         if let restingLimitBytes, lease.worker.restingBytes > restingLimitBytes {
           retire(lease)
         } else {
@@ -493,6 +503,15 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
       }
     }
     return .failed(.renderFailed(reason: "render workers lost twice before a request"))
+  }
+
+  /// How many threads encode a PNG card when `rendersInFlight` renders (this one among them) are
+  /// under way on `cores` processors: two while each render can have two cores to itself, else
+  /// one. Under load every core already renders a card, and a second thread per card would only
+  /// add its start and its share of the caches (the uncached rate fell by 1 to 8 % with two threads
+  /// always, BENCHMARKS.md).
+  static func encoderThreads(rendersInFlight: Int, cores: Int) -> Int {
+    rendersInFlight * 2 <= cores ? 2 : 1
   }
 
   /// An idle worker, marked busy, once this render's turn has come and its pixels fit the budget;

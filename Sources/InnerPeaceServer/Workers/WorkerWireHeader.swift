@@ -32,6 +32,9 @@ struct WorkerWireHeader: Codable, Sendable {
   /// On a card: its bytes are the first `bodyInFile` bytes of the worker's ``WorkerBodyFile``,
   /// not the frame's body. Absent from the JSON when `nil`.
   let bodyInFile: Int?
+  /// On a render: how many threads encode a PNG card (``WorkerPool/encoderThreads(rendersInFlight:cores:)``).
+  /// Absent from the JSON when `nil` (one).
+  let encoderThreads: Int?
 
   enum Message: Codable, Sendable {
     /// Server to worker, first: the server's version is in the header.
@@ -47,15 +50,17 @@ struct WorkerWireHeader: Codable, Sendable {
     case failure(InnerPeaceError, restingBytes: Int)
   }
 
-  private enum CodingKeys: String, CodingKey { case version, message, context, bodyInFile }
+  private enum CodingKeys: String, CodingKey { case version, message, context, bodyInFile, encoderThreads }
 
   init(
-    _ message: Message, version: Int = currentVersion, context: [String: String]? = nil, bodyInFile: Int? = nil
+    _ message: Message, version: Int = currentVersion, context: [String: String]? = nil, bodyInFile: Int? = nil,
+    encoderThreads: Int? = nil
   ) {
     self.version = version
     self.message = message
     self.context = context
     self.bodyInFile = bodyInFile
+    self.encoderThreads = encoderThreads
   }
 
   /// Reads the version first and refuses any other than ``currentVersion`` before it reads the
@@ -67,6 +72,7 @@ struct WorkerWireHeader: Codable, Sendable {
     message = try container.decode(Message.self, forKey: .message)
     context = try container.decodeIfPresent([String: String].self, forKey: .context)
     bodyInFile = try container.decodeIfPresent(Int.self, forKey: .bodyInFile)
+    encoderThreads = try container.decodeIfPresent(Int.self, forKey: .encoderThreads)
   }
 }
 
@@ -92,8 +98,11 @@ struct WorkerFrame: Sendable {
   /// A card's image bytes; empty otherwise.
   var body: ByteBuffer
 
-  init(_ message: WorkerWireHeader.Message, body: ByteBuffer = ByteBuffer(), context: [String: String]? = nil) {
-    header = WorkerWireHeader(message, context: context)
+  init(
+    _ message: WorkerWireHeader.Message, body: ByteBuffer = ByteBuffer(), context: [String: String]? = nil,
+    encoderThreads: Int? = nil
+  ) {
+    header = WorkerWireHeader(message, context: context, encoderThreads: encoderThreads)
     self.body = body
   }
 
