@@ -26,8 +26,8 @@ enum WorkerBodyFile {
   static let descriptorInWorker: Int32 = 3
   /// Set (to `descriptorInWorker`) in a worker's environment when it has the file.
   static let variable = "INNERPEACE_WORKER_BODY_FILE"
-  /// The largest card that goes through the file: a classic og card is about 0.8 MB, a 2048x1536
-  /// one about 2 MB.
+  /// The largest card that goes through the file: a PNG og card is about 0.8 MB, a classic
+  /// (2048x1536) one about 2 MB.
   static let limit = 8 << 20
 
   /// A new file, close-on-exec, or `nil` where the system has none.
