@@ -59,6 +59,8 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
     let slot: Int
     let worker: WorkerConnection
     let pixels: Int
+    /// Renders under way once this one was granted, this one among them.
+    let rendersInFlight: Int
   }
 
   private enum Slot {
@@ -479,11 +481,10 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
       guard let lease = await take(pixels: pixels) else {
         return .unavailable(retryAfterSeconds: retryAfterSeconds())
       }
-      let inFlight = state.withLockedValue { $0.busy }
       do throws(WorkerFailure) {
         let result = try await lease.worker.render(
-          request, encoderThreads: Self.encoderThreads(rendersInFlight: inFlight, cores: cores), timeout: renderTimeout,
-          clock: clock)
+          request, encoderThreads: Self.encoderThreads(rendersInFlight: lease.rendersInFlight, cores: cores),
+          timeout: renderTimeout, clock: clock)
         if let restingLimitBytes, lease.worker.restingBytes > restingLimitBytes {
           retire(lease)
         } else {
@@ -585,7 +586,7 @@ final class WorkerPool<C: Clock<Duration>>: Service, Sendable {
       state.line.removeFirst()
       state.slots[index] = .busy(worker)
       state.pixelsInFlight += first.pixels
-      let lease = Lease(slot: index, worker: worker, pixels: first.pixels)
+      let lease = Lease(slot: index, worker: worker, pixels: first.pixels, rendersInFlight: state.busy)
       if let continuation = first.continuation {
         resumed.append((continuation, lease))
       } else {
