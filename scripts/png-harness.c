@@ -26,7 +26,7 @@
  *   -n RUNS     encodes of each card, each timed (CPU time of the process, CLOCK_PROCESS_CPUTIME_ID,
  *               and wall time, CLOCK_MONOTONIC); the medians are kept (11)
  *   -t THREADS  also encode on THREADS threads, alternating with one thread in the same process
- *   -c          check every card: the three loop paths and 2, 3, 8 and THREADS threads give the
+ *   -c          check every card: the four loop paths and 2, 3, 8 and THREADS threads give the
  *               same bytes, and libpng decodes the file to the card's pixels (exit status 1 otherwise);
  *               with OLD, also counts the cards whose file is byte for byte the old encoder's
  *   -v          one line per card, besides the summary
@@ -209,7 +209,7 @@ int main(int argc, char **argv) {
     if (check) {
       const size_t length = innerpeace_png_encode(pixels, stride, width, height, alpha, output, capacity, 0, 1);
       uint8_t *other = malloc(capacity);
-      for (int kernels = 1; kernels <= 2; kernels++) {
+      for (int kernels = 1; kernels <= 3; kernels++) {
         const size_t other_length =
             innerpeace_png_encode(pixels, stride, width, height, alpha, other, capacity, kernels, 1);
         if (other_length != length || memcmp(other, output, length)) ok = 0;

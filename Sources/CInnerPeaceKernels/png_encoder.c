@@ -197,7 +197,7 @@ static int filter_candidates(const uint8_t *restrict cur, const uint8_t *restric
 #if defined(__SSE2__)
   if (kernels != INNERPEACE_PNG_SCALAR) {
 #if defined(INNERPEACE_AVX2)
-    if (kernels == INNERPEACE_PNG_BEST && __builtin_cpu_supports("avx2")) {
+    if ((kernels == INNERPEACE_PNG_BEST || kernels == INNERPEACE_PNG_AVX2) && __builtin_cpu_supports("avx2")) {
       done = filter_candidates_avx2(cur, prev, count, bpp, candidates, costs);
     }
 #endif
@@ -449,34 +449,42 @@ static void count_symbols(const uint8_t *data, size_t count, uint32_t *frequenci
   for (; i < count; i++) frequencies[data[i]]++;
 }
 
-/// Writes the band's symbols: literals with `codes` (bit-reversed) of `lengths` bits, and each run
-/// of zeros as a literal zero then matches, `matches[length]` being a whole match (length code,
-/// extra bits and distance code 0, bit-reversed, in the low 24 bits; its bit count in the high 8).
-static void write_symbols(bit_writer *shared, const uint8_t *data, size_t count, const uint16_t *codes,
-                          const uint8_t *lengths, const uint32_t *matches) {
+/// Writes the run of zeros that begins with the 8-byte word of zeros at `start` (as a literal zero
+/// then matches at distance 1, as count_symbols counts it) and returns where it ends.
+static inline size_t put_zero_run(bit_writer *writer, const uint8_t *data, size_t start, size_t count,
+                                  const uint16_t *codes, const uint8_t *lengths, const uint32_t *matches) {
+  const size_t end = zero_run_end(data, start + 8, count);
+  size_t run = end - start - 1;
+  put_bits(writer, codes[0], lengths[0]);
+  flush_bits(writer);
+  while (run >= 3) {
+    const unsigned length = next_match(run);
+    put_bits(writer, matches[length] & 0xFFFFFFu, matches[length] >> 24);
+    flush_bits(writer);
+    run -= length;
+  }
+  for (; run; run--) {
+    put_bits(writer, codes[0], lengths[0]);
+    flush_bits(writer);
+  }
+  return end;
+}
+
+/// Writes the band's symbols from `start` on: literals with `codes` (bit-reversed) of `lengths`
+/// bits, and each run of zeros as a literal zero then matches, `matches[length]` being a whole match
+/// (length code, extra bits and distance code 0, bit-reversed, in the low 24 bits; its bit count in
+/// the high 8). The writer has at most 7 bits pending.
+static void write_symbols(bit_writer *shared, const uint8_t *data, size_t start, size_t count,
+                          const uint16_t *codes, const uint8_t *lengths, const uint32_t *matches) {
   // A local copy: the compiler keeps it in registers (the output bytes could alias *shared).
   bit_writer local = *shared, *writer = &local;
 #define PUT_LITERAL(byte) put_bits(writer, codes[byte], lengths[byte])
-  size_t i = 0;
+  size_t i = start;
   while (i + 8 <= count) {
     uint64_t word;
     memcpy(&word, data + i, 8);
     if (word == 0) {
-      const size_t j = zero_run_end(data, i + 8, count);
-      size_t run = j - i - 1;
-      PUT_LITERAL(0);
-      flush_bits(writer);
-      while (run >= 3) {
-        const unsigned length = next_match(run);
-        put_bits(writer, matches[length] & 0xFFFFFFu, matches[length] >> 24);
-        flush_bits(writer);
-        run -= length;
-      }
-      for (; run; run--) {
-        PUT_LITERAL(0);
-        flush_bits(writer);
-      }
-      i = j;
+      i = put_zero_run(writer, data, i, count, codes, lengths, matches);
     } else {
       PUT_LITERAL(data[i]);
       PUT_LITERAL(data[i + 1]);
@@ -544,6 +552,7 @@ typedef struct {
   uint8_t literal_lengths[literal_symbols];
   uint32_t codes[literal_symbols];   // length << 24 | reversed code
   uint16_t literal_codes[literal_symbols];  // the reversed codes alone
+  uint8_t literal_low[256], literal_high[256];  // the literals' reversed codes, low and high bytes
   uint32_t matches[259];             // a whole match of each length 3...258, same layout
   uint32_t lengths_only[259];        // the length code and its extra bits alone, same layout
   uint8_t distance_lengths[distance_symbols];
@@ -564,6 +573,10 @@ static void plan_block(const uint32_t *frequencies, const uint32_t *distance_fre
   for (int s = 0; s < literal_symbols; s++) {
     block->codes[s] = (uint32_t)block->literal_lengths[s] << 24 | reversed[s];
     block->literal_codes[s] = (uint16_t)reversed[s];
+    if (s < 256) {
+      block->literal_low[s] = (uint8_t)reversed[s];
+      block->literal_high[s] = (uint8_t)(reversed[s] >> 8);
+    }
     uint32_t symbol_bits = block->literal_lengths[s];
     if (s >= 257) symbol_bits += length_extra[s - 257] + 1u;  // extra bits, then the distance code
     bits += (uint64_t)frequencies[s] * symbol_bits;
@@ -725,14 +738,252 @@ static void write_literals(bit_writer *shared, const uint8_t *data, size_t count
 #undef PUT_LITERAL
 }
 
+#if defined(INNERPEACE_AVX2)
+#define INNERPEACE_VBMI 1
+#define VBMI_TARGET __attribute__((target("avx512f,avx512bw,avx512vbmi,bmi2")))
+
+// With AVX-512 VBMI, literals are coded 64 at a time: their code lengths and the low and high bytes
+// of their codes come from 256-byte tables (two `vpermi2b` and a blend each), and neighbouring codes
+// are joined in the vector (pairs, then fours: at most 4 x 14 = 56 bits) so that the bit writer
+// takes one run of four literals a step. The bits are the same as the literals written one by one.
+
+/// A block's literal code as three 256-byte tables (code length, the reversed code's low byte and
+/// its high byte), each in four registers.
+typedef struct {
+  __m512i lengths[4], low[4], high[4];
+} literal_lookup;
+
+VBMI_TARGET static inline void load_literal_lookup(const dynamic_block *block, literal_lookup *lookup) {
+  for (int k = 0; k < 4; k++) {
+    lookup->lengths[k] = _mm512_loadu_si512(block->literal_lengths + 64 * k);
+    lookup->low[k] = _mm512_loadu_si512(block->literal_low + 64 * k);
+    lookup->high[k] = _mm512_loadu_si512(block->literal_high + 64 * k);
+  }
+}
+
+/// `table[index]` for each of 64 byte indexes; `upper` has the indexes of 128 or more.
+VBMI_TARGET static inline __m512i lookup_bytes(__m512i index, __mmask64 upper, const __m512i table[4]) {
+  const __m512i below = _mm512_permutex2var_epi8(table[0], index, table[1]);
+  const __m512i above = _mm512_permutex2var_epi8(table[2], index, table[3]);
+  return _mm512_mask_blend_epi8(upper, below, above);
+}
+
+/// Codes 64 literals as runs of four: lanes 2j and 2j + 1 of `runs[0]` hold the codes of literals
+/// 16j to 16j + 3 and 16j + 4 to 16j + 7 (the first in the lowest bits), those of `runs[1]` the
+/// eight after them; `run_bits` their lengths (at most 4 x 14 = 56 bits).
+VBMI_TARGET static inline void code_64_literals(__m512i bytes, const literal_lookup *lookup, __m512i runs[2],
+                                                __m512i run_bits[2]) {
+  const __mmask64 upper = _mm512_movepi8_mask(bytes);
+  const __m512i lengths = lookup_bytes(bytes, upper, lookup->lengths);
+  const __m512i low = lookup_bytes(bytes, upper, lookup->low), high = lookup_bytes(bytes, upper, lookup->high);
+  const __m512i zero = _mm512_setzero_si512();
+  // 16-bit codes and lengths: [0] the bytes 0-7 of each 128-bit lane, [1] its bytes 8-15.
+  runs[0] = _mm512_unpacklo_epi8(low, high);
+  runs[1] = _mm512_unpackhi_epi8(low, high);
+  run_bits[0] = _mm512_unpacklo_epi8(lengths, zero);
+  run_bits[1] = _mm512_unpackhi_epi8(lengths, zero);
+  const __m512i low16 = _mm512_set1_epi32(0xFFFF), low32 = _mm512_set1_epi64(0xFFFFFFFF);
+  for (int h = 0; h < 2; h++) {
+    // Pairs: the second code shifted past the first, in 32-bit lanes; then pairs of pairs in 64.
+    __m512i first = _mm512_and_si512(run_bits[h], low16);
+    runs[h] = _mm512_or_si512(_mm512_and_si512(runs[h], low16),
+                              _mm512_sllv_epi32(_mm512_srli_epi32(runs[h], 16), first));
+    run_bits[h] = _mm512_add_epi32(first, _mm512_srli_epi32(run_bits[h], 16));
+    first = _mm512_and_si512(run_bits[h], low32);
+    runs[h] = _mm512_or_si512(_mm512_and_si512(runs[h], low32),
+                              _mm512_sllv_epi64(_mm512_srli_epi64(runs[h], 32), first));
+    run_bits[h] = _mm512_add_epi64(first, _mm512_srli_epi64(run_bits[h], 32));
+  }
+}
+
+/// The runs of code_64_literals in the order of their literals, eight in each of `ordered` (lengths
+/// in `ordered_bits`).
+VBMI_TARGET static inline void order_runs(const __m512i runs[2], const __m512i run_bits[2], __m512i ordered[2],
+                                          __m512i ordered_bits[2]) {
+  const __m512i first_half = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11);
+  const __m512i second_half = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
+  ordered[0] = _mm512_permutex2var_epi64(runs[0], first_half, runs[1]);
+  ordered[1] = _mm512_permutex2var_epi64(runs[0], second_half, runs[1]);
+  ordered_bits[0] = _mm512_permutex2var_epi64(run_bits[0], first_half, run_bits[1]);
+  ordered_bits[1] = _mm512_permutex2var_epi64(run_bits[0], second_half, run_bits[1]);
+}
+
+/// The runs of code_64_literals joined in eights, in the order of their literals (lane k: literals
+/// 8k to 8k + 7), when each eight fits in 63 bits (photographs' literals mostly take 1 to 6);
+/// returns 0 when one does not.
+VBMI_TARGET static inline int join_eights(const __m512i runs[2], const __m512i run_bits[2], __m512i *eights,
+                                          __m512i *eight_bits) {
+  __m512i joined[2], joined_bits[2];
+  for (int h = 0; h < 2; h++) {
+    // Even lanes: the run, then the next one (the odd lane's, swapped into place) after it.
+    joined[h] = _mm512_or_si512(runs[h], _mm512_sllv_epi64(_mm512_shuffle_epi32(runs[h], _MM_PERM_BADC), run_bits[h]));
+    joined_bits[h] = _mm512_add_epi64(run_bits[h], _mm512_shuffle_epi32(run_bits[h], _MM_PERM_BADC));
+  }
+  const __m512i order = _mm512_setr_epi64(0, 8, 2, 10, 4, 12, 6, 14);
+  *eight_bits = _mm512_permutex2var_epi64(joined_bits[0], order, joined_bits[1]);
+  if (_mm512_cmpgt_epu64_mask(*eight_bits, _mm512_set1_epi64(63))) return 0;
+  *eights = _mm512_permutex2var_epi64(joined[0], order, joined[1]);
+  return 1;
+}
+
+/// The lanes of `v` moved `n` lanes up, zeros below.
+#define LANES_UP(v, n) _mm512_alignr_epi64((v), _mm512_setzero_si512(), 8 - (n))
+
+/// Each lane's sum with the lanes below it.
+VBMI_TARGET static inline __m512i inclusive_sums(__m512i v) {
+  v = _mm512_add_epi64(v, LANES_UP(v, 1));
+  v = _mm512_add_epi64(v, LANES_UP(v, 2));
+  return _mm512_add_epi64(v, LANES_UP(v, 4));
+}
+
+/// The bit writer in vector registers: the pending bits (fewer than 8) in lane 0 of `bits`, their
+/// count in every lane of `count`; as with bit_writer, 8 bytes past `out` are always writable.
+typedef struct {
+  uint8_t *out;
+  __m512i bits, count;
+} vector_writer;
+
+VBMI_TARGET static inline vector_writer vector_writer_from(bit_writer *writer) {
+  flush_bits(writer);
+  return (vector_writer){writer->out, _mm512_maskz_set1_epi64(1, (long long)writer->bits),
+                         _mm512_set1_epi64(writer->count)};
+}
+
+VBMI_TARGET static inline bit_writer bit_writer_from(const vector_writer *writer) {
+  return (bit_writer){(uint64_t)_mm_cvtsi128_si64(_mm512_castsi512_si128(writer->bits)),
+                      (unsigned)_mm_cvtsi128_si64(_mm512_castsi512_si128(writer->count)), writer->out};
+}
+
+/// Appends eight runs of bits (lane k of `runs`, `lengths[k]` bits, at most 63) in lane order,
+/// without a loop: each run's place comes from the sums of the lengths below it, and each 64-bit
+/// word of the result is the sum (the runs' bits never overlap, so the sum is their OR) of the runs
+/// that start in it and of the bits that spill over from the runs that start in the word before.
+/// Those sums are differences of running sums taken at the last run that starts in each word: a
+/// run is shorter than a word, so every word up to the last run's has one.
+VBMI_TARGET static inline void put_8_runs(vector_writer *writer, __m512i runs, __m512i lengths) {
+  const __m512i zero = _mm512_setzero_si512(), last = _mm512_set1_epi64(7), sixty_four = _mm512_set1_epi64(64);
+  const __m512i ends = inclusive_sums(lengths), starts = _mm512_sub_epi64(ends, lengths);
+  const __m512i word = _mm512_srli_epi64(starts, 6), offset = _mm512_and_si512(starts, _mm512_set1_epi64(63));
+  const __m512i in_word = _mm512_sllv_epi64(runs, offset);
+  const __m512i spill = _mm512_srlv_epi64(runs, _mm512_sub_epi64(sixty_four, offset));  // 0 when offset is 0
+  const __m512i in_sums = inclusive_sums(in_word);
+  const __mmask8 last_in_word = _mm512_cmpneq_epi64_mask(word, _mm512_alignr_epi64(zero, word, 1)) | 0x80;
+  // Lane j: the running sum at the last run that starts in word j (past the last word: the whole
+  // sum), and that run's spill, the only one into word j + 1 (past the last word: none).
+  const __m512i in_through =
+      _mm512_mask_compress_epi64(_mm512_permutexvar_epi64(last, in_sums), last_in_word, in_sums);
+  const __m512i spill_through = _mm512_maskz_compress_epi64(last_in_word, spill);
+  const __m512i words = _mm512_add_epi64(_mm512_sub_epi64(in_through, LANES_UP(in_through, 1)),
+                                         LANES_UP(spill_through, 1));
+  // The words after the writer's pending bits.
+  const __m512i carried = _mm512_srlv_epi64(LANES_UP(words, 1), _mm512_sub_epi64(sixty_four, writer->count));
+  const __m512i placed =
+      _mm512_or_si512(_mm512_or_si512(_mm512_sllv_epi64(words, writer->count), carried), writer->bits);
+  const __m512i total = _mm512_add_epi64(_mm512_permutexvar_epi64(last, ends), writer->count);
+  const unsigned bits = (unsigned)_mm_cvtsi128_si64(_mm512_castsi512_si128(total));
+  _mm512_mask_storeu_epi64(writer->out, (__mmask8)((2u << (bits >> 6)) - 1), placed);
+  writer->out += bits >> 3;
+  const __m512i last_word = _mm512_permutexvar_epi64(_mm512_srli_epi64(total, 6), placed);
+  writer->bits = _mm512_maskz_srlv_epi64(1, last_word, _mm512_and_si512(total, _mm512_set1_epi64(56)));
+  writer->count = _mm512_and_si512(total, _mm512_set1_epi64(7));
+}
+
+/// Writes the 64 literals of code_64_literals: in eights when each fits in 63 bits, else in fours.
+VBMI_TARGET static inline void put_64_literals(vector_writer *writer, const __m512i runs[2],
+                                               const __m512i run_bits[2]) {
+  __m512i eights, eight_bits;
+  if (join_eights(runs, run_bits, &eights, &eight_bits)) {
+    put_8_runs(writer, eights, eight_bits);
+    return;
+  }
+  __m512i ordered[2], ordered_bits[2];
+  order_runs(runs, run_bits, ordered, ordered_bits);
+  put_8_runs(writer, ordered[0], ordered_bits[0]);
+  put_8_runs(writer, ordered[1], ordered_bits[1]);
+}
+
+/// write_literals, 64 literals a step.
+VBMI_TARGET static void write_literals_vbmi(bit_writer *shared, const uint8_t *data, size_t count,
+                                            const dynamic_block *block) {
+  vector_writer writer = vector_writer_from(shared);
+  literal_lookup lookup;
+  load_literal_lookup(block, &lookup);
+  __m512i runs[2], run_bits[2];
+  size_t i = 0;
+  for (; i + 64 <= count; i += 64) {
+    code_64_literals(_mm512_loadu_si512(data + i), &lookup, runs, run_bits);
+    put_64_literals(&writer, runs, run_bits);
+  }
+  *shared = bit_writer_from(&writer);
+  write_literals(shared, data + i, count - i, block);
+}
+
+/// write_symbols, 64 literals a step up to each 8-byte word of zeros.
+VBMI_TARGET static void write_symbols_vbmi(bit_writer *shared, const uint8_t *data, size_t count,
+                                           const dynamic_block *block) {
+  vector_writer writer = vector_writer_from(shared);
+  literal_lookup lookup;
+  load_literal_lookup(block, &lookup);
+  __m512i runs[2], run_bits[2];
+  const __m512i zero = _mm512_setzero_si512();
+  size_t i = 0;
+  while (i + 64 <= count) {
+    const __m512i bytes = _mm512_loadu_si512(data + i);
+    const unsigned zero_words = _mm512_cmpeq_epi64_mask(bytes, zero);
+    const int words = zero_words ? __builtin_ctz(zero_words) : 8;  // the literals' 8-byte words
+    if (words) {
+      code_64_literals(bytes, &lookup, runs, run_bits);
+      if (words == 8) {
+        put_64_literals(&writer, runs, run_bits);
+      } else {
+        // Two runs a word; those past the first zero word are left out.
+        __m512i ordered[2], ordered_bits[2];
+        order_runs(runs, run_bits, ordered, ordered_bits);
+        const __mmask8 keep[2] = {words >= 4 ? 0xFF : (__mmask8)((1u << 2 * words) - 1),
+                                  words <= 4 ? 0 : (__mmask8)((1u << 2 * (words - 4)) - 1)};
+        put_8_runs(&writer, _mm512_maskz_mov_epi64(keep[0], ordered[0]),
+                   _mm512_maskz_mov_epi64(keep[0], ordered_bits[0]));
+        if (words > 4) {
+          put_8_runs(&writer, _mm512_maskz_mov_epi64(keep[1], ordered[1]),
+                     _mm512_maskz_mov_epi64(keep[1], ordered_bits[1]));
+        }
+      }
+      i += 8 * (size_t)words;
+    }
+    if (words < 8) {
+      bit_writer scalar = bit_writer_from(&writer);
+      i = put_zero_run(&scalar, data, i, count, block->literal_codes, block->literal_lengths, block->matches);
+      writer = vector_writer_from(&scalar);
+    }
+  }
+  *shared = bit_writer_from(&writer);
+  write_symbols(shared, data, i, count, block->literal_codes, block->literal_lengths, block->matches);
+}
+#endif
+
+/// The literals between two matches.
+static inline void put_gap(bit_writer *writer, const uint8_t *data, size_t count, const dynamic_block *block,
+                           int vbmi) {
+#if defined(INNERPEACE_VBMI)
+  if (vbmi && count >= 64) {
+    write_literals_vbmi(writer, data, count, block);
+    return;
+  }
+#else
+  (void)vbmi;
+#endif
+  write_literals(writer, data, count, block);
+}
+
 /// Writes the band's `count` bytes as literals and the matches of find_matches with the block's codes.
+/// With `vbmi`, gaps of 64 literals or more go through write_literals_vbmi.
 static void write_matched(bit_writer *shared, const uint8_t *data, size_t count, const band_match *matches,
-                          size_t match_count, const dynamic_block *block) {
+                          size_t match_count, const dynamic_block *block, int vbmi) {
   bit_writer local = *shared, *writer = &local;  // in registers, as in write_symbols
   size_t at = 0;
   for (size_t m = 0; m < match_count; m++) {
     const band_match match = matches[m];
-    write_literals(writer, data + at, match.position - at, block);
+    put_gap(writer, data + at, match.position - at, block, vbmi);
     // At most 14 + 5 bits of length and 14 + 13 of distance after 7 pending: one flush a match.
     const uint32_t length = block->lengths_only[match.length];
     put_bits(writer, length & 0xFFFFFFu, length >> 24);
@@ -742,7 +993,7 @@ static void write_matched(bit_writer *shared, const uint8_t *data, size_t count,
     flush_bits(writer);
     at = match.position + match.length;
   }
-  write_literals(writer, data + at, count - at, block);
+  put_gap(writer, data + at, count - at, block, vbmi);
   *shared = local;
 }
 
@@ -900,7 +1151,8 @@ typedef struct {
 static void unpack_source_row(const row_filter *filter, int y, uint8_t *target) {
   const uint8_t *source = filter->pixels + (size_t)y * filter->stride;
 #if defined(INNERPEACE_AVX2)
-  if (filter->kernels == INNERPEACE_PNG_BEST && !filter->alpha && __builtin_cpu_supports("ssse3")) {
+  if ((filter->kernels == INNERPEACE_PNG_BEST || filter->kernels == INNERPEACE_PNG_AVX2) && !filter->alpha &&
+      __builtin_cpu_supports("ssse3")) {
     unpack_rgb_ssse3(source, target, filter->width);
     return;
   }
@@ -976,6 +1228,7 @@ typedef struct {
   dynamic_block *block;
   band_match *matches;
   uint32_t *table;
+  int vbmi;  // literals coded 64 at a time with AVX-512 VBMI
 } band_coder;
 
 static void free_band_coder(band_coder *coder) {
@@ -1001,6 +1254,11 @@ static int make_band_coder(band_coder *coder, const row_filter *shape, size_t ro
     return 0;
   }
   coder->filter = *shape;
+  coder->vbmi = 0;
+#if defined(INNERPEACE_VBMI)
+  coder->vbmi = shape->kernels == INNERPEACE_PNG_BEST && __builtin_cpu_supports("avx512f") &&
+                __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vbmi");
+#endif
   coder->filter.previous = coder->rows + row_padding;
   coder->filter.current = coder->rows + 2 * row_padding + row;
   for (int k = 0; k < 4; k++) coder->filter.candidates[k] = coder->rows + 2 * (row + row_padding) + (size_t)k * row;
@@ -1032,7 +1290,7 @@ static size_t code_band(band_coder *coder, int y0, int y1, int final, bit_writer
     frequencies[256] = 1;
     plan_block(frequencies, distance_frequencies, block);
     write_block_header(writer, block, final);
-    write_matched(writer, band, count, coder->matches, match_count, block);
+    write_matched(writer, band, count, coder->matches, match_count, block, coder->vbmi);
   } else {
     // The code comes from every sample_step-th row of the band, each literal and length symbol
     // counted once more so that every one has a code.
@@ -1047,7 +1305,14 @@ static size_t code_band(band_coder *coder, int y0, int y1, int final, bit_writer
     frequencies[256] = 1;
     plan_block(frequencies, NULL, block);
     write_block_header(writer, block, final);
-    write_symbols(writer, band, count, block->literal_codes, block->literal_lengths, block->matches);
+#if defined(INNERPEACE_VBMI)
+    if (coder->vbmi) {
+      write_symbols_vbmi(writer, band, count, block);
+    } else
+#endif
+    {
+      write_symbols(writer, band, 0, count, block->literal_codes, block->literal_lengths, block->matches);
+    }
   }
   put_bits(writer, block->codes[256] & 0xFFFFFFu, block->codes[256] >> 24);
   flush_bits(writer);

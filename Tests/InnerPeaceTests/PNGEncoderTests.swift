@@ -114,7 +114,7 @@ struct PNGEncoderTests {
   /// eight is more threads than most images have bands.
   static let threadCounts = [2, 3, 8]
 
-  /// Encodes with each set of loops (the processor's best, SSE2 only, plain C) on one thread, and
+  /// Encodes with each set of loops (the processor's best, AVX2, SSE2 only, plain C) on one thread, and
   /// with the best loops on each of ``threadCounts``; the files must be the same bytes.
   static func encode(_ image: Pixels) throws -> [UInt8] {
     try image.bytes.withUnsafeBufferPointer { buffer in

@@ -2,7 +2,7 @@ import FuzzSupport
 import InnerPeace
 
 /// The PNG and WebP encoders: a small Cairo image from the input, encoded as PNG with each set of
-/// loops (AVX2, SSE2 and plain C) and on two threads (the files must be the same bytes), then
+/// loops (AVX-512, AVX2, SSE2 and plain C) and on two threads (the files must be the same bytes), then
 /// decoded by libpng's own reader, which must give back exactly the pixels encoded (RGB, or straight
 /// RGBA unpremultiplied as Cairo's pixels are). An opaque image is also encoded as WebP with each
 /// set of loops (SSE2, plain C), at a quality from the input, the loop filter off: the files must be
@@ -41,7 +41,7 @@ public func fuzzEncoder(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     )
   }
   guard let vector = files[0] else { preconditionFailure("the encoder failed on a \(width)x\(height) image") }
-  precondition(files.allSatisfy { $0 == vector }, "the loops (AVX2, SSE2, plain C) wrote different files")
+  precondition(files.allSatisfy { $0 == vector }, "the loops (AVX-512, AVX2, SSE2, plain C) wrote different files")
   precondition(threaded == vector, "two threads wrote another file than one")
   let decoded: [UInt8]
   do {

@@ -18,12 +18,15 @@ size_t innerpeace_png_bound(int width, int height, int alpha);
 
 /// Which loops `innerpeace_png_encode` runs; every choice writes the same bytes.
 enum {
-  /// The fastest the processor has (AVX2 and SSSE3 where present, else SSE2, else plain C).
+  /// The fastest the processor has (AVX-512 VBMI where present, else AVX2 and SSSE3, else SSE2, else
+  /// plain C).
   INNERPEACE_PNG_BEST = 0,
   /// Plain C loops compiled without vectorisation.
   INNERPEACE_PNG_SCALAR = 1,
   /// SSE2 only (the x86-64 baseline), as on a processor without AVX2 or SSSE3.
   INNERPEACE_PNG_BASELINE = 2,
+  /// AVX2 and SSSE3 where present (else as BASELINE), as on a processor without AVX-512.
+  INNERPEACE_PNG_AVX2 = 3,
 };
 
 /// Writes a whole PNG file (signature, IHDR, IDAT, IEND) of the Cairo pixels `pixels` (rows

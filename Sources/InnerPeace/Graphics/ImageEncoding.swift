@@ -65,18 +65,22 @@ package enum ImageEncoding {
 
   /// The PNG encoder's loops. Every choice writes the same bytes; tests and the fuzz target compare them.
   package enum PNGKernels: CaseIterable, Sendable {
-    /// The fastest the processor has: AVX2 and SSSE3 where present, else SSE2, else plain C.
+    /// The fastest the processor has: AVX-512 VBMI where present, else AVX2 and SSSE3, else SSE2, else
+    /// plain C.
     case best
     /// Plain C loops compiled without vectorisation.
     case scalar
     /// SSE2 only (the x86-64 baseline), as on a processor without AVX2 or SSSE3.
     case baseline
+    /// AVX2 and SSSE3 where present, as on a processor without AVX-512.
+    case avx2
 
     var code: Int32 {
       switch self {
       case .best: Int32(INNERPEACE_PNG_BEST)
       case .scalar: Int32(INNERPEACE_PNG_SCALAR)
       case .baseline: Int32(INNERPEACE_PNG_BASELINE)
+      case .avx2: Int32(INNERPEACE_PNG_AVX2)
       }
     }
   }
