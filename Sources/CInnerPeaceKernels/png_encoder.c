@@ -249,35 +249,45 @@ static void align_bits(bit_writer *writer) {
 // MARK: Huffman codes
 
 /// Sorts at most a few hundred keys ascending (Shell's sort with Ciura's gaps).
-static void sort_keys(uint64_t *keys, int count) {
-  static const int gaps[] = {132, 57, 23, 10, 4, 1};
-  for (int g = 0; g < 6; g++) {
-    const int gap = gaps[g];
-    for (int i = gap; i < count; i++) {
-      const uint64_t key = keys[i];
-      int j = i;
-      for (; j >= gap && keys[j - gap] > key; j -= gap) keys[j] = keys[j - gap];
-      keys[j] = key;
+/// Sorts `count` keys (at most literal_symbols) in ascending order: a frequency (below 2^23) above
+/// a symbol (below 2^9), so an LSD radix sort of 32 bits in four passes of 8.
+static void sort_keys(uint32_t *keys, int count) {
+  uint32_t other[literal_symbols], *from = keys, *to = other;
+  for (int shift = 0; shift < 32; shift += 8) {
+    uint32_t starts[256] = {0};
+    for (int i = 0; i < count; i++) starts[from[i] >> shift & 0xFF]++;
+    uint32_t sum = 0;
+    for (int b = 0; b < 256; b++) {
+      const uint32_t n = starts[b];
+      starts[b] = sum;
+      sum += n;
     }
+    for (int i = 0; i < count; i++) to[starts[from[i] >> shift & 0xFF]++] = from[i];
+    uint32_t *swap = from;
+    from = to;
+    to = swap;
   }
 }
 
 /// Code lengths (at most `limit` bits) of a Huffman code for `frequencies`; unused symbols get 0.
 /// At least two symbols always get a code, so the code is complete.
 static void build_code_lengths(const uint32_t *frequencies, int count, int limit, uint8_t *lengths) {
-  uint64_t keys[literal_symbols];
+  uint32_t keys[literal_symbols];
   uint32_t depth[literal_symbols];
   int used = 0;
   for (int s = 0; s < count; s++) {
     lengths[s] = 0;
-    if (frequencies[s]) keys[used++] = (uint64_t)frequencies[s] << 16 | (uint64_t)s;
+    // A band's counts stay far below 2^23 (a band is at most 2^17 bytes or one row of at most
+    // 32767 pixels); larger ones, from no image Cairo makes, are clamped.
+    const uint32_t frequency = frequencies[s] < (1u << 23) ? frequencies[s] : (1u << 23) - 1;
+    if (frequency) keys[used++] = frequency << 9 | (uint32_t)s;
   }
   for (int s = 0; used < 2 && s < count; s++) {
-    if (!frequencies[s]) keys[used++] = (uint64_t)1 << 16 | (uint64_t)s;
+    if (!frequencies[s]) keys[used++] = 1u << 9 | (uint32_t)s;
   }
   sort_keys(keys, used);
   // Moffat and Katajainen's in-place minimum-redundancy code, over weights in ascending order.
-  for (int i = 0; i < used; i++) depth[i] = (uint32_t)(keys[i] >> 16);
+  for (int i = 0; i < used; i++) depth[i] = keys[i] >> 9;
   {
     int root = 0, leaf = 2, next;
     depth[0] += depth[1];
@@ -337,7 +347,7 @@ static void build_code_lengths(const uint32_t *frequencies, int count, int limit
   }
   int index = 0;
   for (int l = limit; l > 0; l--) {
-    for (uint32_t k = 0; k < per_length[l]; k++) lengths[keys[index++] & 0xFFFF] = (uint8_t)l;
+    for (uint32_t k = 0; k < per_length[l]; k++) lengths[keys[index++] & 0x1FF] = (uint8_t)l;
   }
 }
 
@@ -449,11 +459,10 @@ static void count_symbols(const uint8_t *data, size_t count, uint32_t *frequenci
   for (; i < count; i++) frequencies[data[i]]++;
 }
 
-/// Writes the run of zeros that begins with the 8-byte word of zeros at `start` (as a literal zero
-/// then matches at distance 1, as count_symbols counts it) and returns where it ends.
-static inline size_t put_zero_run(bit_writer *writer, const uint8_t *data, size_t start, size_t count,
-                                  const uint16_t *codes, const uint8_t *lengths, const uint32_t *matches) {
-  const size_t end = zero_run_end(data, start + 8, count);
+/// Writes the zeros [start, end) (a run that begins with an 8-byte word of zeros) as a literal zero
+/// then matches at distance 1, as count_symbols counts them.
+static inline void put_zero_run(bit_writer *writer, size_t start, size_t end, const uint16_t *codes,
+                                const uint8_t *lengths, const uint32_t *matches) {
   size_t run = end - start - 1;
   put_bits(writer, codes[0], lengths[0]);
   flush_bits(writer);
@@ -467,7 +476,6 @@ static inline size_t put_zero_run(bit_writer *writer, const uint8_t *data, size_
     put_bits(writer, codes[0], lengths[0]);
     flush_bits(writer);
   }
-  return end;
 }
 
 /// Writes the band's symbols from `start` on: literals with `codes` (bit-reversed) of `lengths`
@@ -484,7 +492,9 @@ static void write_symbols(bit_writer *shared, const uint8_t *data, size_t start,
     uint64_t word;
     memcpy(&word, data + i, 8);
     if (word == 0) {
-      i = put_zero_run(writer, data, i, count, codes, lengths, matches);
+      const size_t end = zero_run_end(data, i + 8, count);
+      put_zero_run(writer, i, end, codes, lengths, matches);
+      i = end;
     } else {
       PUT_LITERAL(data[i]);
       PUT_LITERAL(data[i + 1]);
@@ -918,7 +928,20 @@ VBMI_TARGET static void write_literals_vbmi(bit_writer *shared, const uint8_t *d
   write_literals(shared, data + i, count - i, block);
 }
 
-/// write_symbols, 64 literals a step up to each 8-byte word of zeros.
+/// zero_run_end, 64 bytes a step.
+VBMI_TARGET static inline size_t zero_run_end_vbmi(const uint8_t *data, size_t start, size_t count) {
+  size_t j = start;
+  for (; j + 64 <= count; j += 64) {
+    const __m512i bytes = _mm512_loadu_si512(data + j);
+    const uint64_t nonzero = _mm512_test_epi8_mask(bytes, bytes);
+    if (nonzero) return j + (size_t)__builtin_ctzll(nonzero);
+  }
+  return zero_run_end(data, j, count);
+}
+
+/// write_symbols, 64 literals a step up to each 8-byte word of zeros. A run of zeros of at most 259
+/// bytes (a literal zero and one match: at most 14 + 20 bits) joins the literals before it in one
+/// put_8_runs when they go in eights.
 VBMI_TARGET static void write_symbols_vbmi(bit_writer *shared, const uint8_t *data, size_t count,
                                            const dynamic_block *block) {
   vector_writer writer = vector_writer_from(shared);
@@ -930,31 +953,43 @@ VBMI_TARGET static void write_symbols_vbmi(bit_writer *shared, const uint8_t *da
   while (i + 64 <= count) {
     const __m512i bytes = _mm512_loadu_si512(data + i);
     const unsigned zero_words = _mm512_cmpeq_epi64_mask(bytes, zero);
-    const int words = zero_words ? __builtin_ctz(zero_words) : 8;  // the literals' 8-byte words
+    code_64_literals(bytes, &lookup, runs, run_bits);
+    if (!zero_words) {
+      put_64_literals(&writer, runs, run_bits);
+      i += 64;
+      continue;
+    }
+    const int words = __builtin_ctz(zero_words);  // the literals' 8-byte words before the zeros
+    const size_t start = i + 8 * (size_t)words, end = zero_run_end_vbmi(data, start + 8, count);
+    const size_t run = end - start - 1;  // the zeros after the literal zero: 7 or more
+    __m512i eights, eight_bits;
+    if (run <= 258 && join_eights(runs, run_bits, &eights, &eight_bits)) {
+      const uint32_t match = block->matches[run];
+      const uint64_t zeros = block->literal_codes[0] | (uint64_t)(match & 0xFFFFFFu) << block->literal_lengths[0];
+      const __mmask8 kept = (__mmask8)((1u << words) - 1), added = (__mmask8)(1u << words);
+      put_8_runs(&writer, _mm512_mask_set1_epi64(_mm512_maskz_mov_epi64(kept, eights), added, (long long)zeros),
+                 _mm512_mask_set1_epi64(_mm512_maskz_mov_epi64(kept, eight_bits), added,
+                                        block->literal_lengths[0] + (match >> 24)));
+      i = end;
+      continue;
+    }
     if (words) {
-      code_64_literals(bytes, &lookup, runs, run_bits);
-      if (words == 8) {
-        put_64_literals(&writer, runs, run_bits);
-      } else {
-        // Two runs a word; those past the first zero word are left out.
-        __m512i ordered[2], ordered_bits[2];
-        order_runs(runs, run_bits, ordered, ordered_bits);
-        const __mmask8 keep[2] = {words >= 4 ? 0xFF : (__mmask8)((1u << 2 * words) - 1),
-                                  words <= 4 ? 0 : (__mmask8)((1u << 2 * (words - 4)) - 1)};
-        put_8_runs(&writer, _mm512_maskz_mov_epi64(keep[0], ordered[0]),
-                   _mm512_maskz_mov_epi64(keep[0], ordered_bits[0]));
-        if (words > 4) {
-          put_8_runs(&writer, _mm512_maskz_mov_epi64(keep[1], ordered[1]),
-                     _mm512_maskz_mov_epi64(keep[1], ordered_bits[1]));
-        }
+      // Two runs a word; those past the first zero word are left out.
+      __m512i ordered[2], ordered_bits[2];
+      order_runs(runs, run_bits, ordered, ordered_bits);
+      const __mmask8 keep[2] = {words >= 4 ? 0xFF : (__mmask8)((1u << 2 * words) - 1),
+                                words <= 4 ? 0 : (__mmask8)((1u << 2 * (words - 4)) - 1)};
+      put_8_runs(&writer, _mm512_maskz_mov_epi64(keep[0], ordered[0]),
+                 _mm512_maskz_mov_epi64(keep[0], ordered_bits[0]));
+      if (words > 4) {
+        put_8_runs(&writer, _mm512_maskz_mov_epi64(keep[1], ordered[1]),
+                   _mm512_maskz_mov_epi64(keep[1], ordered_bits[1]));
       }
-      i += 8 * (size_t)words;
     }
-    if (words < 8) {
-      bit_writer scalar = bit_writer_from(&writer);
-      i = put_zero_run(&scalar, data, i, count, block->literal_codes, block->literal_lengths, block->matches);
-      writer = vector_writer_from(&scalar);
-    }
+    bit_writer scalar = bit_writer_from(&writer);
+    put_zero_run(&scalar, start, end, block->literal_codes, block->literal_lengths, block->matches);
+    writer = vector_writer_from(&scalar);
+    i = end;
   }
   *shared = bit_writer_from(&writer);
   write_symbols(shared, data, i, count, block->literal_codes, block->literal_lengths, block->matches);
