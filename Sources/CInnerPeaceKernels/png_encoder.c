@@ -132,10 +132,10 @@ static size_t filter_candidates_sse2(const uint8_t *restrict cur, const uint8_t 
 #define VBMI_TARGET __attribute__((target("avx512f,avx512bw,avx512vbmi,bmi2")))
 
 /// Whether the processor runs the AVX-512 loops (F, BW and VBMI, with the registers' state saved by
-/// the system).
+/// the system; and BMI2, which every such processor has).
 static int has_vbmi(void) {
   return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512vbmi");
+         __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("bmi2");
 }
 
 // The same loop as filter_candidates_sse2, 32 bytes at a time, for processors with AVX2.
@@ -307,7 +307,6 @@ static void align_bits(bit_writer *writer) {
 
 // MARK: Huffman codes
 
-/// Sorts at most a few hundred keys ascending (Shell's sort with Ciura's gaps).
 /// Sorts `count` keys (at most literal_symbols) in ascending order: a frequency (below 2^23) above
 /// a symbol (below 2^9), so an LSD radix sort of 32 bits in four passes of 8.
 static void sort_keys(uint32_t *keys, int count) {
@@ -807,12 +806,13 @@ static void write_literals(bit_writer *shared, const uint8_t *data, size_t count
 #undef PUT_LITERAL
 }
 
-#if defined(INNERPEACE_AVX2)
+#if defined(INNERPEACE_VBMI)
 
 // With AVX-512 VBMI, literals are coded 64 at a time: their code lengths and the low and high bytes
-// of their codes come from 256-byte tables (two `vpermi2b` and a blend each), and neighbouring codes
-// are joined in the vector (pairs, then fours: at most 4 x 14 = 56 bits) so that the bit writer
-// takes one run of four literals a step. The bits are the same as the literals written one by one.
+// of their codes come from 256-byte tables (two `vpermi2b` and a blend each), neighbouring codes are
+// joined in the vector (pairs, fours, then eights where they fit in 63 bits), and a bit writer
+// without a loop (put_8_runs) places eight such runs at once. The bits are the same as the literals
+// written one by one.
 
 /// A block's literal code as three 256-byte tables (code length, the reversed code's low byte and
 /// its high byte), each in four registers.
