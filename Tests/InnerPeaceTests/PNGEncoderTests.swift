@@ -6,7 +6,7 @@ import Testing
 
 /// The PNG encoder (`innerpeace_png_encode`): every file decodes, with libpng's own reader, to
 /// exactly the pixels encoded (RGB, or straight RGBA unpremultiplied as Cairo's pixels are), and
-/// the vector loops (AVX2, SSE2) write the same bytes as the scalar ones, and so does the encoder
+/// the vector loops (AVX-512, AVX2, SSE2) write the same bytes as the scalar ones, and so does the encoder
 /// on several threads.
 @Suite("PNG encoder")
 struct PNGEncoderTests {
