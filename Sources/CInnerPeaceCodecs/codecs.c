@@ -10,6 +10,8 @@
 // After stdio.h, which it needs (FILE, size_t).
 #include <jpeglib.h>
 
+#include "jpeg_idct.h"
+
 // MARK: Colour management
 
 struct innerpeace_colour {
@@ -543,6 +545,8 @@ int innerpeace_jpeg_decode_part(const uint8_t *data, size_t size, unsigned scale
   const uint32_t end = width + x + jpeg_crop_margin < scaled_width ? x + width + jpeg_crop_margin : scaled_width;
   JDIMENSION span = end - first;
   if (first > 0 || span < scaled_width) jpeg_crop_scanline(&info, &first, &span);
+  // At 5/8, 6/8 and 7/8, libjpeg's inverse DCTs in plain C are most of the decode's CPU.
+  innerpeace_jpeg_vector_idct(&info);
   // One row for the last of the image, below the part (read so that the whole stream is).
   rows = malloc((size_t)span * 4);
   if (rows == NULL) {
@@ -580,4 +584,146 @@ int innerpeace_jpeg_decode_part(const uint8_t *data, size_t size, unsigned scale
   jpeg_destroy_decompress(&info);
   free(rows);
   return 0;
+}
+
+// MARK: The AVX-512 inverse DCTs against libjpeg's
+
+// A xorshift generator, so that the blocks depend on the seed alone.
+static uint64_t next_random(uint64_t *state) {
+  *state ^= *state << 13;
+  *state ^= *state >> 7;
+  *state ^= *state << 17;
+  return *state;
+}
+
+static int random_between(uint64_t *state, int low, int high) {
+  return low + (int)(next_random(state) % (uint64_t)(high - low + 1));
+}
+
+// A block of coefficients and its dequantization table (libjpeg-turbo's ISLOW_MULT_TYPE, a short)
+// of the kind `kind` (0 to 8).
+static void random_block(uint64_t *state, int kind, JCOEF block[64], short table[64]) {
+  static const short extremes[] = {-32768, 32767, -32767, 32766, -1, 0, 1, 2, -2, 16384, -16384, 255, 256};
+  enum { extreme_count = sizeof extremes / sizeof extremes[0] };
+  for (int i = 0; i < 64; i++) {
+    switch (kind) {
+      case 0: {  // a photo's: small values, fewer at high frequencies
+        const int row = i / 8, column = i % 8, amplitude = 64 >> (row + column > 6 ? 6 : row + column);
+        table[i] = (short)random_between(state, 1, 99);
+        block[i] = next_random(state) % 3 == 0 ? (JCOEF)random_between(state, -amplitude, amplitude) : 0;
+        break;
+      }
+      case 1:  // any coefficient, any table entry (a 16-bit one, as libjpeg keeps it: a short)
+        table[i] = (short)(next_random(state) & 0xFFFF);
+        block[i] = (JCOEF)(next_random(state) & 0xFFFF);
+        break;
+      case 2:  // any coefficient, an 8-bit table
+        table[i] = (short)random_between(state, 1, 255);
+        block[i] = (JCOEF)(next_random(state) & 0xFFFF);
+        break;
+      case 3:  // a DC alone
+        table[i] = (short)(next_random(state) & 0xFFFF);
+        block[i] = i == 0 ? (JCOEF)(next_random(state) & 0xFFFF) : 0;
+        break;
+      case 4:  // empty
+        table[i] = (short)(next_random(state) & 0xFFFF);
+        block[i] = 0;
+        break;
+      case 5:  // the extremes
+        table[i] = extremes[next_random(state) % extreme_count];
+        block[i] = extremes[next_random(state) % extreme_count];
+        break;
+      case 6:  // near the range limit's edges
+        table[i] = (short)random_between(state, 1, 255);
+        block[i] = i == 0 ? (JCOEF)random_between(state, -2048, 2047)
+                          : next_random(state) & 1 ? (JCOEF)random_between(state, -64, 64) : 0;
+        break;
+      case 7:  // sparse, any value
+        table[i] = (short)(next_random(state) & 0xFFFF);
+        block[i] = next_random(state) % 8 == 0 ? (JCOEF)(next_random(state) & 0xFFFF) : 0;
+        break;
+      default:  // -32768 times -32768 (2^30), whose sums pass 2^31
+        table[i] = next_random(state) & 1 ? -32768 : extremes[next_random(state) % extreme_count];
+        block[i] = next_random(state) & 1 ? -32768 : extremes[next_random(state) % extreme_count];
+        break;
+    }
+  }
+}
+
+long innerpeace_jpeg_vector_idct_mismatches(uint64_t seed, long blocks) {
+  if (!innerpeace_jpeg_vector_idct_available()) return -1;
+  // A decompressor of a small JPEG made here gives libjpeg's own range-limit table, which its
+  // inverse DCTs read.
+  struct jpeg_compress_struct writer;
+  struct jpeg_decompress_struct reader;
+  jpeg_failure failure = {.message = NULL, .message_size = 0};
+  unsigned char *volatile file = NULL;
+  volatile int stage = 0;  // 1: the writer exists; 2: the reader too
+  writer.err = jpeg_std_error(&failure.manager);
+  reader.err = &failure.manager;
+  failure.manager.error_exit = on_jpeg_failure;
+  failure.manager.emit_message = on_jpeg_message;
+  if (setjmp(failure.jump)) {
+    if (stage >= 1) jpeg_destroy_compress(&writer);
+    if (stage >= 2) jpeg_destroy_decompress(&reader);
+    free(file);
+    return -1;
+  }
+  jpeg_create_compress(&writer);
+  stage = 1;
+  unsigned char *written = NULL;
+  unsigned long written_size = 0;
+  jpeg_mem_dest(&writer, &written, &written_size);
+  writer.image_width = 16;
+  writer.image_height = 16;
+  writer.input_components = 3;
+  writer.in_color_space = JCS_RGB;
+  jpeg_set_defaults(&writer);
+  jpeg_start_compress(&writer, TRUE);
+  JSAMPLE grey_row[16 * 3];
+  memset(grey_row, 0x55, sizeof grey_row);
+  while (writer.next_scanline < 16) {
+    JSAMPROW row = grey_row;
+    jpeg_write_scanlines(&writer, &row, 1);
+  }
+  jpeg_finish_compress(&writer);
+  file = written;
+  jpeg_create_decompress(&reader);
+  stage = 2;
+  jpeg_mem_src(&reader, file, written_size);
+  jpeg_read_header(&reader, TRUE);
+  jpeg_start_decompress(&reader);
+
+  uint64_t state = seed | 1;
+  long differing = 0;
+  enum { row_bytes = 80 };
+  JSAMPLE theirs[16][row_bytes], ours[16][row_bytes];
+  JSAMPROW their_rows[16], our_rows[16];
+  for (int r = 0; r < 16; r++) {
+    their_rows[r] = theirs[r];
+    our_rows[r] = ours[r];
+  }
+  JCOEF block[64];
+  short table[64];
+  jpeg_component_info component = reader.comp_info[0];
+  component.dct_table = table;
+  for (long b = 0; b < blocks; b++) {
+    random_block(&state, (int)(b % 9), block, table);
+    const JDIMENSION column = (JDIMENSION)(next_random(&state) % 64);
+    const int fill = (int)(next_random(&state) & 0xFF);
+    int same = 1;
+    for (int k = 0; k < jpeg_idct_pair_count; k++) {
+      memset(theirs, fill, sizeof theirs);
+      memset(ours, fill, sizeof ours);
+      innerpeace_jpeg_idct_pairs[k].library(&reader, &component, block, their_rows, column);
+      innerpeace_jpeg_idct_pairs[k].vector(&reader, &component, block, our_rows, column);
+      if (memcmp(theirs, ours, sizeof theirs) != 0) same = 0;
+    }
+    differing += !same;
+  }
+  jpeg_abort_decompress(&reader);
+  jpeg_destroy_decompress(&reader);
+  jpeg_destroy_compress(&writer);
+  free(file);
+  return differing;
 }

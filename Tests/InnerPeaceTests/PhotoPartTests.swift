@@ -1,4 +1,5 @@
 import CInnerPeace
+import CInnerPeaceCodecs
 import Foundation
 import Testing
 
@@ -50,6 +51,53 @@ import Testing
     #expect(differing.isEmpty, "\(picture): the part paints other pixels at \(differing)")
     // Most of these crops show a part of the photo: the part's decode must have run for them.
     #expect(parts >= Self.canvases.count * FocusCrop.zooms.count * Self.places.count / 3, "\(picture): \(parts) parts")
+  }
+
+  /// libjpeg's scaled inverse DCTs in AVX-512 (``innerpeace_jpeg_vector_idct_available``) give
+  /// libjpeg's own bytes for any block: random blocks of nine kinds (photo-like, any value, the
+  /// extremes, a DC alone, empty) through each of the six, compared with libjpeg's functions.
+  @Test func vectorInverseDCTsGiveLibjpegsBytes() {
+    let mismatches = innerpeace_jpeg_vector_idct_mismatches(21, 60_000)
+    if innerpeace_jpeg_vector_idct_available() == 1 {
+      #expect(mismatches == 0, "\(mismatches) of 60000 blocks differ")
+    } else {
+      #expect(mismatches == -1)
+    }
+  }
+
+  /// The part's decoder (libjpeg's crop and skip, and the AVX-512 inverse DCTs where there are
+  /// any) asked for the whole image gives TurboJPEG's whole decode, byte for byte, at each of the
+  /// eight scalings: every bundled photo, and made ones (4:2:0, 4:4:4 and grey noise at quality
+  /// 100, whose coefficients are large, at odd sizes).
+  @Test func everyScalingDecodesTheWholeDecodesBytes() throws {
+    let catalog = try Catalog.bundled()
+    var photos = try catalog.pictures.map { ($0, try catalog.readPicture($0)) }
+    let (width, height) = (333, 217)
+    let noise = PictureFixtures.noise(count: width * height * 3, seed: 5)
+    photos.append(
+      ("4:2:0", try PictureFixtures.jpeg(width: width, height: height, channels: 3, pixels: noise, quality: 100,
+        subsampling: TJSAMP_420)))
+    photos.append(
+      ("4:4:4", try PictureFixtures.jpeg(width: width, height: height, channels: 3, pixels: noise, quality: 100)))
+    photos.append(
+      ("grey", try PictureFixtures.jpeg(width: width, height: height, channels: 1,
+        pixels: Array(noise[0..<(width * height)]), quality: 100)))
+    var differing: [String] = []
+    for (name, bytes) in photos {
+      guard case .success(let header) = ImageDecoding.inspect(bytes) else {
+        Issue.record("\(name): not a readable photo")
+        continue
+      }
+      for eighths in 1...8 {
+        let covering = (header.storedWidth * eighths / 8, header.storedHeight * eighths / 8)
+        let whole = try ImageDecoding.decode(bytes, covering: covering)
+        let part = try ImageDecoding.decode(bytes, covering: covering) { (0, 0, $0.width, $0.height) }
+        #expect(part.part != nil, "\(name) at \(eighths)/8: decoded whole, not through the part's decoder")
+        #expect(whole.width == (header.storedWidth * eighths + 7) / 8, "\(name) at \(eighths)/8: \(whole.width)")
+        if part.pixels.bytes != whole.bytes { differing.append("\(name) at \(eighths)/8") }
+      }
+    }
+    #expect(differing.isEmpty, "other bytes than TurboJPEG's: \(differing)")
   }
 
   /// The part is the pixels shown and the filter's reach, inside the decoded image, and none when

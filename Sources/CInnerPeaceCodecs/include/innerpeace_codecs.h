@@ -71,6 +71,20 @@ int innerpeace_jpeg_decode_part(const uint8_t *data, size_t size, unsigned scale
                                 uint32_t width, uint32_t height, uint8_t *target, size_t target_stride,
                                 char *message, size_t message_size);
 
+/// Whether innerpeace_jpeg_decode_part runs its own AVX-512 forms of libjpeg-turbo's scaled
+/// inverse DCTs (5x5 to 14x14, which libjpeg runs in plain C at 5/8, 6/8 and 7/8 of a photo's
+/// size) in place of libjpeg's: 1 where the processor has AVX-512 F, BW, DQ and VL, else 0. They
+/// give the same bytes as libjpeg's for every input.
+int innerpeace_jpeg_vector_idct_available(void);
+
+/// Runs `blocks` random coefficient blocks (from `seed`; photo-like values, the whole range of
+/// the coefficients and of the quantization table, the extremes, blocks of only a DC, and empty
+/// ones) through each of libjpeg's six scaled inverse DCTs and its AVX-512 form, at an output
+/// column of 0 to 63 in rows filled with a random byte, and compares the whole rows. Returns the
+/// number of blocks whose rows differ; -1 when the AVX-512 forms are not available (see above)
+/// or libjpeg failed to start.
+long innerpeace_jpeg_vector_idct_mismatches(uint64_t seed, long blocks);
+
 /// Decodes an 8-bit RGB or RGBA PNG exactly as stored (straight alpha, no colour conversion) with
 /// libpng's reader, into `output` (`width * height * channels` bytes, rows packed), for checking
 /// an encoder's output pixel by pixel. Returns 0, or -1 when libpng refuses the file (or its size

@@ -1,0 +1,604 @@
+#include "jpeg_idct.h"
+
+#include <immintrin.h>
+
+// libjpeg-turbo 2.1's scaled inverse DCTs (jidctint.c: jpeg_idct_5x5, 6x6, 7x7, 10x10, 12x12 and
+// 14x14), which it runs in plain C, in AVX-512: the same output bytes for every input. They are
+// what libjpeg runs when a JPEG is decoded at 5/8, 6/8 or 7/8 of its size (the chroma of a 4:2:0
+// file at twice the luma's size), which is how a zoomed crop of a photo is decoded.
+//
+// - The arithmetic the C code does in JLONG (64 bits) is done in 64-bit lanes, so nothing
+//   overflows differently: a dequantized coefficient is a short times a short (at most 2^30 in
+//   magnitude), and no product or sum reaches 2^51. libjpeg's casts to int are reproduced where
+//   it makes them (the low 32 bits, sign-extended).
+// - Pass 1 (columns) takes the eight columns in eight lanes; its rows are transposed, and pass 2
+//   takes up to eight rows in the lanes.
+// - The range limit (libjpeg's table, read at bits 18 to 27 of each sum) equals
+//   clamp(sign-extended 10 bits, -128, 127) + 128 for all 1,024 entries (the test compares the
+//   table), done with 16-bit shifts, a saturating pack and an xor with 0x80; masked stores write
+//   exactly the block's bytes.
+// - The dequantization table is libjpeg's ISLOW_MULT_TYPE, a short in libjpeg-turbo built with
+//   its SIMD (WITH_SIMD), as Debian and every distribution build it.
+//
+// innerpeace_jpeg_vector_idct puts them in place of libjpeg's own functions, compared by address,
+// so that a library whose functions are others is left as it is.
+
+#define VECTOR_TARGET __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl")))
+
+typedef __m512i V;
+#define ADD(a, b)  _mm512_add_epi64(a, b)
+#define SUB(a, b)  _mm512_sub_epi64(a, b)
+#define MULC(a, c) _mm512_mullo_epi64(a, _mm512_set1_epi64(c))
+#define SHL(a, n)  _mm512_slli_epi64(a, n)
+#define SRA(a, n)  _mm512_srai_epi64(a, n)
+#define C64(c)     _mm512_set1_epi64(c)
+
+/* (int)RIGHT_SHIFT(x, 11) sign-extended back to 64 bits */
+#define TRUNC_SHR11(x) SRA(SHL(x, 21), 32)
+#define TRUNC32(x)     SRA(SHL(x, 32), 32)
+
+/* load row k (8 coefs) of a block and dequantize: int64 lanes */
+static inline VECTOR_TARGET V deq(const JCOEF *in, const short *q, int k)
+{
+  V c = _mm512_cvtepi16_epi64(_mm_loadu_si128((const __m128i *)(in + 8 * k)));
+  V m = _mm512_cvtepi16_epi64(_mm_loadu_si128((const __m128i *)(q + 8 * k)));
+  return _mm512_mul_epi32(c, m);     /* short*short, exact */
+}
+
+/* transpose 8x8 int64: in r[0..7] rows, out c[0..7] columns */
+static inline VECTOR_TARGET void transpose8(V r0, V r1, V r2, V r3, V r4, V r5, V r6,
+                                  V r7, V *c)
+{
+  V t0 = _mm512_unpacklo_epi64(r0, r1), t1 = _mm512_unpackhi_epi64(r0, r1);
+  V t2 = _mm512_unpacklo_epi64(r2, r3), t3 = _mm512_unpackhi_epi64(r2, r3);
+  V t4 = _mm512_unpacklo_epi64(r4, r5), t5 = _mm512_unpackhi_epi64(r4, r5);
+  V t6 = _mm512_unpacklo_epi64(r6, r7), t7 = _mm512_unpackhi_epi64(r6, r7);
+  const V ia = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13);
+  const V ib = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
+  V s0 = _mm512_permutex2var_epi64(t0, ia, t2);  /* cols 0/4 rows 0-3 */
+  V s2 = _mm512_permutex2var_epi64(t0, ib, t2);  /* cols 2/6 */
+  V s1 = _mm512_permutex2var_epi64(t1, ia, t3);  /* cols 1/5 */
+  V s3 = _mm512_permutex2var_epi64(t1, ib, t3);  /* cols 3/7 */
+  V s4 = _mm512_permutex2var_epi64(t4, ia, t6);
+  V s6 = _mm512_permutex2var_epi64(t4, ib, t6);
+  V s5 = _mm512_permutex2var_epi64(t5, ia, t7);
+  V s7 = _mm512_permutex2var_epi64(t5, ib, t7);
+  c[0] = _mm512_shuffle_i64x2(s0, s4, 0x44); c[4] = _mm512_shuffle_i64x2(s0, s4, 0xEE);
+  c[1] = _mm512_shuffle_i64x2(s1, s5, 0x44); c[5] = _mm512_shuffle_i64x2(s1, s5, 0xEE);
+  c[2] = _mm512_shuffle_i64x2(s2, s6, 0x44); c[6] = _mm512_shuffle_i64x2(s2, s6, 0xEE);
+  c[3] = _mm512_shuffle_i64x2(s3, s7, 0x44); c[7] = _mm512_shuffle_i64x2(s3, s7, 0xEE);
+}
+
+/* Pack 4 output columns x0..x3 (int64 lanes = rows, pre-shift values) into
+ * int16 words (word c of qword r = sext10(bits 18..27 of x_c)). */
+static inline VECTOR_TARGET V pack4(V x0, V x1, V x2, V x3)
+{
+  V w = _mm512_srli_epi64(x0, 12);
+  w = _mm512_mask_blend_epi16(0x22222222, w, SHL(x1, 4));
+  w = _mm512_mask_blend_epi16(0x44444444, w, SHL(x2, 20));
+  w = _mm512_mask_blend_epi16(0x88888888, w, SHL(x3, 36));
+  return _mm512_srai_epi16(w, 6);
+}
+
+// MARK: 12x12
+
+/* 1-D 12-point kernel on 8 inputs (pass 1 and pass 2 share the algebra;
+ * z3 already contains DC << 13 plus the rounding fudge). Outputs o[0..11]
+ * are the un-shifted sums in output order. */
+static inline VECTOR_TARGET void k12(V z3, V in1, V in2, V in3, V in4, V in5, V in6,
+                           V in7, V *o)
+{
+  V z1, z2, z4, tmp10, tmp11, tmp12, tmp13, tmp14, tmp15;
+  V tmp20, tmp21, tmp22, tmp23, tmp24, tmp25;
+  z4 = MULC(in4, 10033);
+  tmp10 = ADD(z3, z4);
+  tmp11 = SUB(z3, z4);
+  z4 = MULC(in2, 11190);
+  z1 = SHL(in2, 13);
+  z2 = SHL(in6, 13);
+  tmp12 = SUB(z1, z2);
+  tmp21 = ADD(z3, tmp12);
+  tmp24 = SUB(z3, tmp12);
+  tmp12 = ADD(z4, z2);
+  tmp20 = ADD(tmp10, tmp12);
+  tmp25 = SUB(tmp10, tmp12);
+  tmp12 = SUB(SUB(z4, z1), z2);
+  tmp22 = ADD(tmp11, tmp12);
+  tmp23 = SUB(tmp11, tmp12);
+
+  z1 = in1; z2 = in3; z3 = in5; z4 = in7;
+  tmp11 = MULC(z2, 10703);
+  tmp14 = MULC(z2, -4433);
+  tmp10 = ADD(z1, z3);
+  tmp15 = MULC(ADD(tmp10, z4), 7053);
+  tmp12 = ADD(tmp15, MULC(tmp10, 2139));
+  tmp10 = ADD(ADD(tmp12, tmp11), MULC(z1, 2295));
+  tmp13 = MULC(ADD(z3, z4), -8565);
+  tmp12 = ADD(tmp12, SUB(ADD(tmp13, tmp14), MULC(z3, 12112)));
+  tmp13 = ADD(tmp13, ADD(SUB(tmp15, tmp11), MULC(z4, 12998)));
+  tmp15 = ADD(tmp15, SUB(SUB(tmp14, MULC(z1, 5540)), MULC(z4, 16244)));
+  z1 = SUB(z1, z4);
+  z2 = SUB(z2, z3);
+  z3 = MULC(ADD(z1, z2), 4433);
+  tmp11 = ADD(z3, MULC(z1, 6270));
+  tmp14 = SUB(z3, MULC(z2, 15137));
+
+  o[0] = ADD(tmp20, tmp10); o[11] = SUB(tmp20, tmp10);
+  o[1] = ADD(tmp21, tmp11); o[10] = SUB(tmp21, tmp11);
+  o[2] = ADD(tmp22, tmp12); o[9]  = SUB(tmp22, tmp12);
+  o[3] = ADD(tmp23, tmp13); o[8]  = SUB(tmp23, tmp13);
+  o[4] = ADD(tmp24, tmp14); o[7]  = SUB(tmp24, tmp14);
+  o[5] = ADD(tmp25, tmp15); o[6]  = SUB(tmp25, tmp15);
+}
+
+static inline VECTOR_TARGET void store12(const V *x, JSAMPARRAY out, int row0,
+                               int nrows, JDIMENSION col)
+{
+  const V flip = _mm512_set1_epi8((char)0x80);
+  const V shufA = _mm512_broadcast_i32x4(
+    _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15));
+  V w0 = pack4(x[0], x[1], x[2], x[3]);
+  V w1 = pack4(x[4], x[5], x[6], x[7]);
+  V w2 = pack4(x[8], x[9], x[10], x[11]);
+  /* lane L of A: [r0c0-3 r1c0-3 r0c4-7 r1c4-7], rows r0=2L, r1=2L+1 */
+  V A = _mm512_xor_si512(_mm512_shuffle_epi8(_mm512_packs_epi16(w0, w1), shufA), flip);
+  V B = _mm512_xor_si512(_mm512_packs_epi16(w2, w2), flip);
+  V C0 = _mm512_unpacklo_epi64(A, B);                       /* row 2L   */
+  V C1 = _mm512_unpackhi_epi64(A, _mm512_srli_epi64(B, 32)); /* row 2L+1 */
+  int L;
+  for (L = 0; L < nrows / 2; L++) {
+    _mm_mask_storeu_epi8(out[row0 + 2 * L] + col, 0x0FFF,
+                         _mm512_extracti32x4_epi32(C0, 0));
+    _mm_mask_storeu_epi8(out[row0 + 2 * L + 1] + col, 0x0FFF,
+                         _mm512_extracti32x4_epi32(C1, 0));
+    C0 = _mm512_alignr_epi64(C0, C0, 2);
+    C1 = _mm512_alignr_epi64(C1, C1, 2);
+  }
+}
+
+VECTOR_TARGET static void idct_12x12(j_decompress_ptr cinfo,
+                                      jpeg_component_info *compptr,
+                                      JCOEFPTR coef_block,
+                                      JSAMPARRAY output_buf,
+                                      JDIMENSION output_col)
+{
+  const short *q = (const short *)compptr->dct_table;
+  const JCOEF *in = coef_block;
+  V o[12], c[8], x[12];
+  (void)cinfo;
+
+  /* Pass 1: columns in lanes */
+  {
+    V z3 = ADD(SHL(deq(in, q, 0), 13), C64(1 << 10));
+    k12(z3, deq(in, q, 1), deq(in, q, 2), deq(in, q, 3), deq(in, q, 4),
+        deq(in, q, 5), deq(in, q, 6), deq(in, q, 7), o);
+    for (int i = 0; i < 12; i++) o[i] = TRUNC_SHR11(o[i]);
+  }
+
+  /* Pass 2, rows 0..7 */
+  transpose8(o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7], c);
+  k12(SHL(ADD(c[0], C64(16)), 13), c[1], c[2], c[3], c[4], c[5], c[6], c[7], x);
+  store12(x, output_buf, 0, 8, output_col);
+
+  /* Pass 2, rows 8..11 (lanes 4..7 duplicate and are discarded) */
+  transpose8(o[8], o[9], o[10], o[11], o[8], o[9], o[10], o[11], c);
+  k12(SHL(ADD(c[0], C64(16)), 13), c[1], c[2], c[3], c[4], c[5], c[6], c[7], x);
+  store12(x, output_buf, 8, 4, output_col);
+}
+
+// MARK: 6x6
+
+VECTOR_TARGET static void idct_6x6(j_decompress_ptr cinfo,
+                                    jpeg_component_info *compptr,
+                                    JCOEFPTR coef_block,
+                                    JSAMPARRAY output_buf,
+                                    JDIMENSION output_col)
+{
+  const short *q = (const short *)compptr->dct_table;
+  const JCOEF *in = coef_block;
+  V tmp0, tmp1, tmp2, tmp10, tmp11, tmp12, z1, z2, z3;
+  V w[6], c[8];
+  (void)cinfo;
+
+  /* Pass 1 (lanes 6,7 are don't-care) */
+  tmp0 = ADD(SHL(deq(in, q, 0), 13), C64(1 << 10));
+  tmp2 = deq(in, q, 4);
+  tmp10 = MULC(tmp2, 5793);
+  tmp1 = ADD(tmp0, tmp10);
+  tmp11 = SRA(SUB(SUB(tmp0, tmp10), tmp10), 11);
+  tmp10 = deq(in, q, 2);
+  tmp0 = MULC(tmp10, 10033);
+  tmp10 = ADD(tmp1, tmp0);
+  tmp12 = SUB(tmp1, tmp0);
+  z1 = deq(in, q, 1);
+  z2 = deq(in, q, 3);
+  z3 = deq(in, q, 5);
+  tmp1 = MULC(ADD(z1, z3), 2998);
+  tmp0 = ADD(tmp1, SHL(ADD(z1, z2), 13));
+  tmp2 = ADD(tmp1, SHL(SUB(z3, z2), 13));
+  tmp1 = SHL(SUB(SUB(z1, z2), z3), 2);
+  w[0] = TRUNC_SHR11(ADD(tmp10, tmp0));
+  w[5] = TRUNC_SHR11(SUB(tmp10, tmp0));
+  w[1] = TRUNC32(ADD(tmp11, tmp1));
+  w[4] = TRUNC32(SUB(tmp11, tmp1));
+  w[2] = TRUNC_SHR11(ADD(tmp12, tmp2));
+  w[3] = TRUNC_SHR11(SUB(tmp12, tmp2));
+
+  /* Pass 2: rows in lanes (lanes 6,7 don't-care) */
+  transpose8(w[0], w[1], w[2], w[3], w[4], w[5], w[4], w[5], c);
+  tmp0 = SHL(ADD(c[0], C64(16)), 13);
+  tmp2 = c[4];
+  tmp10 = MULC(tmp2, 5793);
+  tmp1 = ADD(tmp0, tmp10);
+  tmp11 = SUB(SUB(tmp0, tmp10), tmp10);
+  tmp10 = c[2];
+  tmp0 = MULC(tmp10, 10033);
+  tmp10 = ADD(tmp1, tmp0);
+  tmp12 = SUB(tmp1, tmp0);
+  z1 = c[1];
+  z2 = c[3];
+  z3 = c[5];
+  tmp1 = MULC(ADD(z1, z3), 2998);
+  tmp0 = ADD(tmp1, SHL(ADD(z1, z2), 13));
+  tmp2 = ADD(tmp1, SHL(SUB(z3, z2), 13));
+  tmp1 = SHL(SUB(SUB(z1, z2), z3), 13);
+  {
+    V x0 = ADD(tmp10, tmp0), x5 = SUB(tmp10, tmp0);
+    V x1 = ADD(tmp11, tmp1), x4 = SUB(tmp11, tmp1);
+    V x2 = ADD(tmp12, tmp2), x3 = SUB(tmp12, tmp2);
+    const V flip = _mm512_set1_epi8((char)0x80);
+    const V shufA = _mm512_broadcast_i32x4(
+      _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15));
+    V w0 = pack4(x0, x1, x2, x3);
+    V w1 = pack4(x4, x5, x4, x5);
+    /* lane L: [row 2L c0-7 | row 2L+1 c0-7] */
+    V A = _mm512_xor_si512(_mm512_shuffle_epi8(_mm512_packs_epi16(w0, w1), shufA), flip);
+    __m128i l;
+    l = _mm512_extracti32x4_epi32(A, 0);
+    _mm_mask_storeu_epi8(output_buf[0] + output_col, 0x3F, l);
+    _mm_mask_storeu_epi8(output_buf[1] + output_col, 0x3F, _mm_unpackhi_epi64(l, l));
+    l = _mm512_extracti32x4_epi32(A, 1);
+    _mm_mask_storeu_epi8(output_buf[2] + output_col, 0x3F, l);
+    _mm_mask_storeu_epi8(output_buf[3] + output_col, 0x3F, _mm_unpackhi_epi64(l, l));
+    l = _mm512_extracti32x4_epi32(A, 2);
+    _mm_mask_storeu_epi8(output_buf[4] + output_col, 0x3F, l);
+    _mm_mask_storeu_epi8(output_buf[5] + output_col, 0x3F, _mm_unpackhi_epi64(l, l));
+  }
+}
+
+
+/* Generic store: x[0..N-1] = output columns (lanes = rows row0..row0+nrows-1),
+ * pre-shift values; N <= 16, nrows <= 8. */
+static inline VECTOR_TARGET void storeN(const V *x, int N, JSAMPARRAY out, int row0,
+                              int nrows, JDIMENSION col)
+{
+#define XI(i) x[(i) < N ? (i) : N - 1]
+  const V flip = _mm512_set1_epi8((char)0x80);
+  const V shufA = _mm512_broadcast_i32x4(
+    _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15));
+  __mmask16 m = (__mmask16)((1u << N) - 1);
+  V w0 = pack4(XI(0), XI(1), XI(2), XI(3));
+  V w1 = pack4(XI(4), XI(5), XI(6), XI(7));
+  /* lane L: [row 2L c0-7 | row 2L+1 c0-7] */
+  V A = _mm512_xor_si512(_mm512_shuffle_epi8(_mm512_packs_epi16(w0, w1), shufA), flip);
+  V C0, C1;
+  if (N > 8) {
+    V w2 = pack4(XI(8), XI(9), XI(10), XI(11));
+    V w3 = pack4(XI(12), XI(13), XI(14), XI(15));
+    V B = _mm512_xor_si512(_mm512_shuffle_epi8(_mm512_packs_epi16(w2, w3), shufA), flip);
+    C0 = _mm512_unpacklo_epi64(A, B);
+    C1 = _mm512_unpackhi_epi64(A, B);
+  } else {
+    C0 = A;
+    C1 = _mm512_unpackhi_epi64(A, A);
+  }
+  for (int L = 0; L < 4; L++) {
+    if (2 * L < nrows)
+      _mm_mask_storeu_epi8(out[row0 + 2 * L] + col, m, _mm512_castsi512_si128(C0));
+    if (2 * L + 1 < nrows)
+      _mm_mask_storeu_epi8(out[row0 + 2 * L + 1] + col, m, _mm512_castsi512_si128(C1));
+    C0 = _mm512_alignr_epi64(C0, C0, 2);
+    C1 = _mm512_alignr_epi64(C1, C1, 2);
+  }
+#undef XI
+}
+
+#define R(i) o[(i) < n ? (i) : n - 1]
+/* transpose rows r0.. of o[] (n rows total, padded by repetition) */
+static inline VECTOR_TARGET void transpose_rows(const V *o, int r0, int n, V *c)
+{
+  transpose8(R(r0), R(r0 + 1), R(r0 + 2), R(r0 + 3), R(r0 + 4), R(r0 + 5),
+             R(r0 + 6), R(r0 + 7), c);
+}
+#undef R
+
+#define DC_P1(in, q)  ADD(SHL(deq(in, q, 0), 13), C64(1 << 10))
+#define DC_P2(c0)     SHL(ADD(c0, C64(16)), 13)
+
+// MARK: 7x7: same kernel in both passes
+static inline VECTOR_TARGET void k7(V tmp13, V in1, V in2, V in3, V in4, V in5, V in6,
+                          V *o)
+{
+  V z1 = in2, z2 = in4, z3 = in6, tmp0, tmp1, tmp2, tmp10, tmp11, tmp12;
+  tmp10 = MULC(SUB(z2, z3), 7223);
+  tmp12 = MULC(SUB(z1, z2), 2578);
+  tmp11 = SUB(ADD(ADD(tmp10, tmp12), tmp13), MULC(z2, 15083));
+  tmp0 = ADD(z1, z3);
+  z2 = SUB(z2, tmp0);
+  tmp0 = ADD(MULC(tmp0, 10438), tmp13);
+  tmp10 = ADD(tmp10, SUB(tmp0, MULC(z3, 637)));
+  tmp12 = ADD(tmp12, SUB(tmp0, MULC(z1, 20239)));
+  tmp13 = ADD(tmp13, MULC(z2, 11585));
+  z1 = in1; z2 = in3; z3 = in5;
+  tmp1 = MULC(ADD(z1, z2), 7663);
+  tmp2 = MULC(SUB(z1, z2), 1395);
+  tmp0 = SUB(tmp1, tmp2);
+  tmp1 = ADD(tmp1, tmp2);
+  tmp2 = MULC(ADD(z2, z3), -11295);
+  tmp1 = ADD(tmp1, tmp2);
+  z2 = MULC(ADD(z1, z3), 5027);
+  tmp0 = ADD(tmp0, z2);
+  tmp2 = ADD(tmp2, ADD(z2, MULC(z3, 15326)));
+  o[0] = ADD(tmp10, tmp0); o[6] = SUB(tmp10, tmp0);
+  o[1] = ADD(tmp11, tmp1); o[5] = SUB(tmp11, tmp1);
+  o[2] = ADD(tmp12, tmp2); o[4] = SUB(tmp12, tmp2);
+  o[3] = tmp13;
+}
+
+VECTOR_TARGET static void idct_7x7(j_decompress_ptr cinfo,
+                                    jpeg_component_info *compptr,
+                                    JCOEFPTR coef_block, JSAMPARRAY output_buf,
+                                    JDIMENSION output_col)
+{
+  const short *q = (const short *)compptr->dct_table;
+  const JCOEF *in = coef_block;
+  V o[7], c[8], x[7];
+  (void)cinfo;
+  k7(DC_P1(in, q), deq(in, q, 1), deq(in, q, 2), deq(in, q, 3), deq(in, q, 4),
+     deq(in, q, 5), deq(in, q, 6), o);
+  for (int i = 0; i < 7; i++) o[i] = TRUNC_SHR11(o[i]);
+  transpose_rows(o, 0, 7, c);
+  k7(DC_P2(c[0]), c[1], c[2], c[3], c[4], c[5], c[6], x);
+  storeN(x, 7, output_buf, 0, 7, output_col);
+}
+
+// MARK: 5x5: same kernel in both passes
+static inline VECTOR_TARGET void k5(V tmp12, V in1, V in2, V in3, V in4, V *o)
+{
+  V tmp0 = in2, tmp1 = in4, z1, z2, z3, tmp10, tmp11;
+  z1 = MULC(ADD(tmp0, tmp1), 6476);
+  z2 = MULC(SUB(tmp0, tmp1), 2896);
+  z3 = ADD(tmp12, z2);
+  tmp10 = ADD(z3, z1);
+  tmp11 = SUB(z3, z1);
+  tmp12 = SUB(tmp12, SHL(z2, 2));
+  z2 = in1; z3 = in3;
+  z1 = MULC(ADD(z2, z3), 6810);
+  tmp0 = ADD(z1, MULC(z2, 4209));
+  tmp1 = SUB(z1, MULC(z3, 17828));
+  o[0] = ADD(tmp10, tmp0); o[4] = SUB(tmp10, tmp0);
+  o[1] = ADD(tmp11, tmp1); o[3] = SUB(tmp11, tmp1);
+  o[2] = tmp12;
+}
+
+VECTOR_TARGET static void idct_5x5(j_decompress_ptr cinfo,
+                                    jpeg_component_info *compptr,
+                                    JCOEFPTR coef_block, JSAMPARRAY output_buf,
+                                    JDIMENSION output_col)
+{
+  const short *q = (const short *)compptr->dct_table;
+  const JCOEF *in = coef_block;
+  V o[5], c[8], x[5];
+  (void)cinfo;
+  k5(DC_P1(in, q), deq(in, q, 1), deq(in, q, 2), deq(in, q, 3), deq(in, q, 4), o);
+  for (int i = 0; i < 5; i++) o[i] = TRUNC_SHR11(o[i]);
+  transpose_rows(o, 0, 5, c);
+  k5(DC_P2(c[0]), c[1], c[2], c[3], c[4], x);
+  storeN(x, 5, output_buf, 0, 5, output_col);
+}
+
+// MARK: 10x10
+static inline VECTOR_TARGET void k10_even(V z3, V in2, V in4, V in6, V *tmp20, V *tmp21,
+                                V *tmp22, V *tmp23, V *tmp24, int pass1)
+{
+  V z4 = in4, z1, z2, tmp10, tmp11, tmp12, tmp13;
+  z1 = MULC(z4, 9373);
+  z2 = MULC(z4, 3580);
+  tmp10 = ADD(z3, z1);
+  tmp11 = SUB(z3, z2);
+  *tmp22 = SUB(z3, SHL(SUB(z1, z2), 1));
+  if (pass1) *tmp22 = SRA(*tmp22, 11);
+  z2 = in2; z3 = in6;
+  z1 = MULC(ADD(z2, z3), 6810);
+  tmp12 = ADD(z1, MULC(z2, 4209));
+  tmp13 = SUB(z1, MULC(z3, 17828));
+  *tmp20 = ADD(tmp10, tmp12); *tmp24 = SUB(tmp10, tmp12);
+  *tmp21 = ADD(tmp11, tmp13); *tmp23 = SUB(tmp11, tmp13);
+}
+
+VECTOR_TARGET static void idct_10x10(j_decompress_ptr cinfo,
+                                      jpeg_component_info *compptr,
+                                      JCOEFPTR coef_block, JSAMPARRAY output_buf,
+                                      JDIMENSION output_col)
+{
+  const short *q = (const short *)compptr->dct_table;
+  const JCOEF *in = coef_block;
+  V o[10], c[8], x[10];
+  V tmp10, tmp11, tmp12, tmp13, tmp14, tmp20, tmp21, tmp22, tmp23, tmp24;
+  V z1, z2, z3, z4, z5;
+  (void)cinfo;
+
+  k10_even(DC_P1(in, q), deq(in, q, 2), deq(in, q, 4), deq(in, q, 6),
+           &tmp20, &tmp21, &tmp22, &tmp23, &tmp24, 1);
+  z1 = deq(in, q, 1); z2 = deq(in, q, 3); z3 = deq(in, q, 5); z4 = deq(in, q, 7);
+  tmp11 = ADD(z2, z4);
+  tmp13 = SUB(z2, z4);
+  tmp12 = MULC(tmp13, 2531);
+  z5 = SHL(z3, 13);
+  z2 = MULC(tmp11, 7791);
+  z4 = ADD(z5, tmp12);
+  tmp10 = ADD(ADD(MULC(z1, 11443), z2), z4);
+  tmp14 = ADD(SUB(MULC(z1, 1812), z2), z4);
+  z2 = MULC(tmp11, 4815);
+  z4 = SUB(SUB(z5, tmp12), SHL(tmp13, 12));
+  tmp12 = SHL(SUB(SUB(z1, tmp13), z3), 2);
+  tmp11 = SUB(SUB(MULC(z1, 10323), z2), z4);
+  tmp13 = ADD(SUB(MULC(z1, 5260), z2), z4);
+  o[0] = TRUNC_SHR11(ADD(tmp20, tmp10)); o[9] = TRUNC_SHR11(SUB(tmp20, tmp10));
+  o[1] = TRUNC_SHR11(ADD(tmp21, tmp11)); o[8] = TRUNC_SHR11(SUB(tmp21, tmp11));
+  o[2] = TRUNC32(ADD(tmp22, tmp12));     o[7] = TRUNC32(SUB(tmp22, tmp12));
+  o[3] = TRUNC_SHR11(ADD(tmp23, tmp13)); o[6] = TRUNC_SHR11(SUB(tmp23, tmp13));
+  o[4] = TRUNC_SHR11(ADD(tmp24, tmp14)); o[5] = TRUNC_SHR11(SUB(tmp24, tmp14));
+
+  for (int r0 = 0; r0 < 10; r0 += 8) {
+    transpose_rows(o, r0, 10, c);
+    k10_even(DC_P2(c[0]), c[2], c[4], c[6], &tmp20, &tmp21, &tmp22, &tmp23,
+             &tmp24, 0);
+    z1 = c[1]; z2 = c[3]; z3 = SHL(c[5], 13); z4 = c[7];
+    tmp11 = ADD(z2, z4);
+    tmp13 = SUB(z2, z4);
+    tmp12 = MULC(tmp13, 2531);
+    z2 = MULC(tmp11, 7791);
+    z4 = ADD(z3, tmp12);
+    tmp10 = ADD(ADD(MULC(z1, 11443), z2), z4);
+    tmp14 = ADD(SUB(MULC(z1, 1812), z2), z4);
+    z2 = MULC(tmp11, 4815);
+    z4 = SUB(SUB(z3, tmp12), SHL(tmp13, 12));
+    tmp12 = SUB(SHL(SUB(z1, tmp13), 13), z3);
+    tmp11 = SUB(SUB(MULC(z1, 10323), z2), z4);
+    tmp13 = ADD(SUB(MULC(z1, 5260), z2), z4);
+    x[0] = ADD(tmp20, tmp10); x[9] = SUB(tmp20, tmp10);
+    x[1] = ADD(tmp21, tmp11); x[8] = SUB(tmp21, tmp11);
+    x[2] = ADD(tmp22, tmp12); x[7] = SUB(tmp22, tmp12);
+    x[3] = ADD(tmp23, tmp13); x[6] = SUB(tmp23, tmp13);
+    x[4] = ADD(tmp24, tmp14); x[5] = SUB(tmp24, tmp14);
+    storeN(x, 10, output_buf, r0, r0 == 0 ? 8 : 2, output_col);
+  }
+}
+
+// MARK: 14x14
+static inline VECTOR_TARGET void k14_even(V z1, V in2, V in4, V in6, V *t, int pass1)
+{
+  /* t[0..6] = tmp20..tmp26 */
+  V z4 = in4, z2, z3, tmp10, tmp11, tmp12, tmp13, tmp14, tmp15;
+  z2 = MULC(z4, 10438);
+  z3 = MULC(z4, 2578);
+  z4 = MULC(z4, 7223);
+  tmp10 = ADD(z1, z2);
+  tmp11 = ADD(z1, z3);
+  tmp12 = SUB(z1, z4);
+  t[3] = SUB(z1, SHL(SUB(ADD(z2, z3), z4), 1));
+  if (pass1) t[3] = SRA(t[3], 11);
+  z1 = in2; z2 = in6;
+  z3 = MULC(ADD(z1, z2), 9058);
+  tmp13 = ADD(z3, MULC(z1, 2237));
+  tmp14 = SUB(z3, MULC(z2, 14084));
+  tmp15 = SUB(MULC(z1, 5027), MULC(z2, 11295));
+  t[0] = ADD(tmp10, tmp13); t[6] = SUB(tmp10, tmp13);
+  t[1] = ADD(tmp11, tmp14); t[5] = SUB(tmp11, tmp14);
+  t[2] = ADD(tmp12, tmp15); t[4] = SUB(tmp12, tmp15);
+}
+
+VECTOR_TARGET static void idct_14x14(j_decompress_ptr cinfo,
+                                      jpeg_component_info *compptr,
+                                      JCOEFPTR coef_block, JSAMPARRAY output_buf,
+                                      JDIMENSION output_col)
+{
+  const short *q = (const short *)compptr->dct_table;
+  const JCOEF *in = coef_block;
+  V o[14], c[8], x[14], t[7];
+  V tmp10, tmp11, tmp12, tmp13, tmp14, tmp15, tmp16, z1, z2, z3, z4;
+  (void)cinfo;
+
+  k14_even(DC_P1(in, q), deq(in, q, 2), deq(in, q, 4), deq(in, q, 6), t, 1);
+  z1 = deq(in, q, 1); z2 = deq(in, q, 3); z3 = deq(in, q, 5); z4 = deq(in, q, 7);
+  tmp13 = SHL(z4, 13);
+  tmp14 = ADD(z1, z3);
+  tmp11 = MULC(ADD(z1, z2), 10935);
+  tmp12 = MULC(tmp14, 9810);
+  tmp10 = SUB(ADD(ADD(tmp11, tmp12), tmp13), MULC(z1, 9232));
+  tmp14 = MULC(tmp14, 6164);
+  tmp16 = SUB(tmp14, MULC(z1, 8693));
+  z1 = SUB(z1, z2);
+  tmp15 = SUB(MULC(z1, 3826), tmp13);
+  tmp16 = ADD(tmp16, tmp15);
+  z1 = ADD(z1, z4);
+  z4 = SUB(MULC(ADD(z2, z3), -1297), tmp13);
+  tmp11 = ADD(tmp11, SUB(z4, MULC(z2, 3474)));
+  tmp12 = ADD(tmp12, SUB(z4, MULC(z3, 19447)));
+  z4 = MULC(SUB(z3, z2), 11512);
+  tmp14 = ADD(tmp14, SUB(ADD(z4, tmp13), MULC(z3, 13850)));
+  tmp15 = ADD(tmp15, ADD(z4, MULC(z2, 5529)));
+  tmp13 = SHL(SUB(z1, z3), 2);
+  o[0] = TRUNC_SHR11(ADD(t[0], tmp10)); o[13] = TRUNC_SHR11(SUB(t[0], tmp10));
+  o[1] = TRUNC_SHR11(ADD(t[1], tmp11)); o[12] = TRUNC_SHR11(SUB(t[1], tmp11));
+  o[2] = TRUNC_SHR11(ADD(t[2], tmp12)); o[11] = TRUNC_SHR11(SUB(t[2], tmp12));
+  o[3] = TRUNC32(ADD(t[3], tmp13));     o[10] = TRUNC32(SUB(t[3], tmp13));
+  o[4] = TRUNC_SHR11(ADD(t[4], tmp14)); o[9] = TRUNC_SHR11(SUB(t[4], tmp14));
+  o[5] = TRUNC_SHR11(ADD(t[5], tmp15)); o[8] = TRUNC_SHR11(SUB(t[5], tmp15));
+  o[6] = TRUNC_SHR11(ADD(t[6], tmp16)); o[7] = TRUNC_SHR11(SUB(t[6], tmp16));
+
+  for (int r0 = 0; r0 < 14; r0 += 8) {
+    transpose_rows(o, r0, 14, c);
+    k14_even(DC_P2(c[0]), c[2], c[4], c[6], t, 0);
+    z1 = c[1]; z2 = c[3]; z3 = c[5]; z4 = SHL(c[7], 13);
+    tmp14 = ADD(z1, z3);
+    tmp11 = MULC(ADD(z1, z2), 10935);
+    tmp12 = MULC(tmp14, 9810);
+    tmp10 = SUB(ADD(ADD(tmp11, tmp12), z4), MULC(z1, 9232));
+    tmp14 = MULC(tmp14, 6164);
+    tmp16 = SUB(tmp14, MULC(z1, 8693));
+    z1 = SUB(z1, z2);
+    tmp15 = SUB(MULC(z1, 3826), z4);
+    tmp16 = ADD(tmp16, tmp15);
+    tmp13 = SUB(MULC(ADD(z2, z3), -1297), z4);
+    tmp11 = ADD(tmp11, SUB(tmp13, MULC(z2, 3474)));
+    tmp12 = ADD(tmp12, SUB(tmp13, MULC(z3, 19447)));
+    tmp13 = MULC(SUB(z3, z2), 11512);
+    tmp14 = ADD(tmp14, SUB(ADD(tmp13, z4), MULC(z3, 13850)));
+    tmp15 = ADD(tmp15, ADD(tmp13, MULC(z2, 5529)));
+    tmp13 = ADD(SHL(SUB(z1, z3), 13), z4);
+    x[0] = ADD(t[0], tmp10); x[13] = SUB(t[0], tmp10);
+    x[1] = ADD(t[1], tmp11); x[12] = SUB(t[1], tmp11);
+    x[2] = ADD(t[2], tmp12); x[11] = SUB(t[2], tmp12);
+    x[3] = ADD(t[3], tmp13); x[10] = SUB(t[3], tmp13);
+    x[4] = ADD(t[4], tmp14); x[9] = SUB(t[4], tmp14);
+    x[5] = ADD(t[5], tmp15); x[8] = SUB(t[5], tmp15);
+    x[6] = ADD(t[6], tmp16); x[7] = SUB(t[6], tmp16);
+    storeN(x, 14, output_buf, r0, r0 == 0 ? 8 : 6, output_col);
+  }
+}
+
+
+// libjpeg-turbo's own functions, exported by libjpeg.so.62 (jdct.h declares them).
+void jpeg_idct_5x5(j_decompress_ptr, jpeg_component_info *, JCOEFPTR, JSAMPARRAY, JDIMENSION);
+void jpeg_idct_6x6(j_decompress_ptr, jpeg_component_info *, JCOEFPTR, JSAMPARRAY, JDIMENSION);
+void jpeg_idct_7x7(j_decompress_ptr, jpeg_component_info *, JCOEFPTR, JSAMPARRAY, JDIMENSION);
+void jpeg_idct_10x10(j_decompress_ptr, jpeg_component_info *, JCOEFPTR, JSAMPARRAY, JDIMENSION);
+void jpeg_idct_12x12(j_decompress_ptr, jpeg_component_info *, JCOEFPTR, JSAMPARRAY, JDIMENSION);
+void jpeg_idct_14x14(j_decompress_ptr, jpeg_component_info *, JCOEFPTR, JSAMPARRAY, JDIMENSION);
+
+const jpeg_idct_pair innerpeace_jpeg_idct_pairs[jpeg_idct_pair_count] = {
+    {jpeg_idct_5x5, idct_5x5},     {jpeg_idct_6x6, idct_6x6},     {jpeg_idct_7x7, idct_7x7},
+    {jpeg_idct_10x10, idct_10x10}, {jpeg_idct_12x12, idct_12x12}, {jpeg_idct_14x14, idct_14x14},
+};
+
+int innerpeace_jpeg_vector_idct_available(void) {
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+}
+
+int innerpeace_jpeg_vector_idct(struct jpeg_decompress_struct *info) {
+  if (!innerpeace_jpeg_vector_idct_available()) return 0;
+  int replaced = 0;
+  for (int component = 0; component < info->num_components && component < MAX_COMPONENTS; component++) {
+    for (int k = 0; k < jpeg_idct_pair_count; k++) {
+      if (info->idct->inverse_DCT[component] == innerpeace_jpeg_idct_pairs[k].library) {
+        info->idct->inverse_DCT[component] = innerpeace_jpeg_idct_pairs[k].vector;
+        replaced++;
+        break;
+      }
+    }
+  }
+  return replaced;
+}
