@@ -56,7 +56,7 @@ void innerpeace_colour_free(innerpeace_colour *colour);
 /// B G R X into their place in `target`, a buffer of the whole scaled image (`target_stride`
 /// bytes a row, at least `scaled_width * 4`), with the settings of TurboJPEG's tjDecompress2
 /// (islow IDCT, fancy upsampling): the same bytes as those rows and columns of its decode of the
-/// whole image. Only the part's rows are written, and in them only the part's columns and up to
+/// whole image (also where libjpeg's scaled inverse DCTs run in AVX-512, see below). Only the part's rows are written, and in them only the part's columns and up to
 /// an iMCU and 16 pixels on each side (which are not the whole decode's pixels). libjpeg's crop
 /// (jpeg_crop_scanline, its columns widened by 16 pixels on each side: the upsampler treats a
 /// crop's edges as the image's) and skip (jpeg_skip_scanlines) leave out the rest's inverse DCT,
