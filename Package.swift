@@ -137,7 +137,8 @@ let package = Package(
       name: "FuzzCatalog", dependencies: ["InnerPeace", "FuzzSupport"], path: "Fuzz/Targets/FuzzCatalog",
       swiftSettings: swiftSettings),
     .executableTarget(
-      name: "FuzzImages", dependencies: ["InnerPeace", "FuzzSupport"], path: "Fuzz/Targets/FuzzImages",
+      name: "FuzzImages", dependencies: ["InnerPeace", "CInnerPeaceCodecs", "FuzzSupport"],
+      path: "Fuzz/Targets/FuzzImages",
       swiftSettings: swiftSettings),
     .executableTarget(
       name: "FuzzEncoder", dependencies: ["InnerPeace", "FuzzSupport"], path: "Fuzz/Targets/FuzzEncoder",

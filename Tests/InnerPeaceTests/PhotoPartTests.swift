@@ -74,14 +74,14 @@ import Testing
     var photos = try catalog.pictures.map { ($0, try catalog.readPicture($0)) }
     let (width, height) = (333, 217)
     let noise = PictureFixtures.noise(count: width * height * 3, seed: 5)
-    photos.append(
-      ("4:2:0", try PictureFixtures.jpeg(width: width, height: height, channels: 3, pixels: noise, quality: 100,
-        subsampling: TJSAMP_420)))
-    photos.append(
-      ("4:4:4", try PictureFixtures.jpeg(width: width, height: height, channels: 3, pixels: noise, quality: 100)))
-    photos.append(
-      ("grey", try PictureFixtures.jpeg(width: width, height: height, channels: 1,
-        pixels: Array(noise[0..<(width * height)]), quality: 100)))
+    func made(_ channels: Int, _ subsampling: TJSAMP) throws -> [UInt8] {
+      try PictureFixtures.jpeg(
+        width: width, height: height, channels: channels, pixels: Array(noise[0..<(width * height * channels)]),
+        quality: 100, subsampling: subsampling)
+    }
+    photos += [
+      ("4:2:0", try made(3, TJSAMP_420)), ("4:4:4", try made(3, TJSAMP_444)), ("grey", try made(1, TJSAMP_444)),
+    ]
     var differing: [String] = []
     for (name, bytes) in photos {
       guard case .success(let header) = ImageDecoding.inspect(bytes) else {

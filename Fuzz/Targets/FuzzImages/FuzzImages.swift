@@ -1,19 +1,32 @@
 import FuzzSupport
 
 #if DEBUG
+  import CInnerPeaceCodecs
   @testable import InnerPeace
 
   /// The image decoders: JPEG and PNG bytes through the header probe and, when it accepts them,
   /// a decode covering a small canvas, whole and (libjpeg's crop and skip) the part a zoomed crop
   /// shows (with libjpeg's scaled inverse DCTs in AVX-512 where the processor has it: the seeds
-  /// `jpeg-part-*` decode at 5/8, 6/8 and 7/8), compared where both decode. Errors are answers; a trap, an abort, an allocation
-  /// past libFuzzer's limit or a part with other pixels than the whole's is a crash.
+  /// `jpeg-part-*` decode at 5/8, 6/8 and 7/8), compared where both decode. Errors are answers;
+  /// a trap, an abort, an allocation past libFuzzer's limit, a part with other pixels than the
+  /// whole's or an AVX-512 inverse DCT that differs from libjpeg's is a crash.
   ///
-  /// Input: the file's bytes, as they would be on disk.
+  /// Input: the file's bytes, as they would be on disk (the first 257 also as one block for the
+  /// inverse DCTs).
   @_cdecl("LLVMFuzzerTestOneInput")
   public func fuzzImages(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     guard let data, size > 0 else { return 0 }
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    // libjpeg's scaled inverse DCTs against their AVX-512 forms on one block: the input's first
+    // 256 bytes as its coefficients and quantization table, any 16-bit values (a file's own
+    // coefficients, above, are mostly small), and the next byte as the output column.
+    if size > 256 {
+      let words = (0..<128).map { Int16(bitPattern: UInt16(bytes[2 * $0]) | UInt16(bytes[2 * $0 + 1]) << 8) }
+      let coefficients = Array(words[0..<64]), table = Array(words[64..<128])
+      if innerpeace_jpeg_vector_idct_differs(coefficients, table, UInt32(bytes[256])) == 1 {
+        fatalError("an AVX-512 inverse DCT differs from libjpeg's")
+      }
+    }
     guard case .success = ImageDecoding.probe(bytes) else { return 0 }
     let canvas = (width: 320, height: 200)
     let whole = try? ImageDecoding.decode(bytes, covering: canvas)

@@ -85,6 +85,13 @@ int innerpeace_jpeg_vector_idct_available(void);
 /// or libjpeg failed to start.
 long innerpeace_jpeg_vector_idct_mismatches(uint64_t seed, long blocks);
 
+/// Whether any of the six AVX-512 inverse DCTs writes other bytes than libjpeg's for one block:
+/// `coefficients` (zigzag-free, row by row) dequantized by `table` (as libjpeg keeps it, 16-bit
+/// signed), at output column `column` % 64; with a copy of libjpeg's range-limit table (which the
+/// check above compares with libjpeg's own). 1 if they differ, 0 if not, -1 when the AVX-512
+/// forms are not available. For the fuzz target.
+int innerpeace_jpeg_vector_idct_differs(const int16_t coefficients[64], const int16_t table[64], unsigned column);
+
 /// Decodes an 8-bit RGB or RGBA PNG exactly as stored (straight alpha, no colour conversion) with
 /// libpng's reader, into `output` (`width * height * channels` bytes, rows packed), for checking
 /// an encoder's output pixel by pixel. Returns 0, or -1 when libpng refuses the file (or its size
