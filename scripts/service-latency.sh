@@ -12,9 +12,10 @@
 #              Prints wrk's p50, and the medians of the server's own log: the request (from its
 #              first byte to its last byte written) and the worker's render.
 #   uncached:  scripts/loadtest.sh's scenario 2 (a new seed each request, --cache-mb 0,
-#              4 connections, --max-renders-per-client 2 --max-queued-per-client 4): cards/s,
-#              and the renders behind the cards (the server's /metrics: each card should have
-#              its own).
+#              4 connections, --max-renders-per-client 2 --max-queued-per-client 4), after 2 s of
+#              the same to warm the workers up: cards/s, the renders behind the cards (the
+#              server's /metrics: each card should have its own), and the CPU time of the render
+#              workers and of the server per render (/proc's ticks, 10 ms each, over the run).
 set -euo pipefail
 source "$(dirname "$0")/random-cards.sh"
 ROUNDS=3
@@ -83,6 +84,12 @@ for line in sys.stdin:
         print(entry["ms"])
 ' "$1"
 }
+# The CPU ticks (user and system, 1/100 s) of the processes given, summed.
+ticks() {
+  local total=0 pid
+  for pid in "$@"; do total=$((total + $(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null || echo 0))); done
+  echo "$total"
+}
 # The median of the numbers on standard input.
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2); else print "-" }'; }
 
@@ -97,7 +104,16 @@ for round in $(seq 1 "$ROUNDS"); do
     render_ms=$(log_ms render <"$WORK/server.log" | median)
     stop_server
     start_server "$bin" --cache-mb 0 --max-renders-per-client 2 --max-queued-per-client 4
-    uncached="$(wrk -t2 -c4 -d"${SECONDS_PER_RUN}s" -s "$WORK/random.lua" "http://127.0.0.1:$PORT" | grep cards_per_s) $(render_counts "$PORT" | awk '{ print "renders=" $1 " cards=" $2 }')"
+    wrk -t2 -c4 -d2s -s "$WORK/random.lua" "http://127.0.0.1:$PORT" >/dev/null
+    mapfile -t workers < <(pgrep -P "$SERVER")
+    read -r renders_before cards_before < <(render_counts "$PORT")
+    server_before=$(ticks "$SERVER")
+    workers_before=$(ticks "${workers[@]}")
+    uncached=$(wrk -t2 -c4 -d"${SECONDS_PER_RUN}s" -s "$WORK/random.lua" "http://127.0.0.1:$PORT" | grep cards_per_s)
+    read -r renders cards < <(render_counts "$PORT")
+    uncached="$uncached renders=$((renders - renders_before)) cards=$((cards - cards_before)) $(awk \
+      -v n=$((renders - renders_before)) -v s=$(($(ticks "$SERVER") - server_before)) -v w=$(($(ticks "${workers[@]}") - workers_before)) \
+      'BEGIN { if (n > 0) printf "workers_ms_per_render=%.2f server_ms_per_render=%.2f", w * 10 / n, s * 10 / n }')"
     stop_server
     echo "round=$round bin=$bin warm: $warm server_request_ms=$request_ms worker_render_ms=$render_ms | uncached: $uncached | load: $(cut -d' ' -f1-3 /proc/loadavg)"
   done
