@@ -33,7 +33,7 @@ import Testing
     for canvas in Self.canvases {
       for zoom in FocusCrop.zooms {
         let covering = Self.covering(canvas, zoom)
-        let whole = DecodedPhoto(whole: try ImageDecoding.decode(bytes, covering: covering))
+        let whole = DecodedPhoto(whole: try ImageDecoding.decode(bytes, covering: covering, decoder: .turboJPEG))
         for (shiftX, shiftY) in Self.places {
           let crop = FocusCrop(zoom: zoom, shiftX: shiftX, shiftY: shiftY)
           let part = try ImageDecoding.decode(bytes, covering: covering) {
@@ -66,9 +66,10 @@ import Testing
   }
 
   /// The part's decoder (libjpeg's crop and skip, and the AVX-512 inverse DCTs where there are
-  /// any) asked for the whole image gives TurboJPEG's whole decode, byte for byte, at each of the
-  /// eight scalings: every bundled photo, and made ones (4:2:0, 4:4:4 and grey noise at quality
-  /// 100, whose coefficients are large, at odd sizes).
+  /// any) asked for the whole image, and the whole decode (which takes it at 5/8 to 7/8), give
+  /// TurboJPEG's decode, byte for byte, at each of the eight scalings: every bundled photo, and
+  /// made ones (4:2:0, 4:4:4 and grey noise at quality 100, whose coefficients are large, at odd
+  /// sizes).
   @Test func everyScalingDecodesTheWholeDecodesBytes() throws {
     let catalog = try Catalog.bundled()
     var photos = try catalog.pictures.map { ($0, try catalog.readPicture($0)) }
@@ -90,11 +91,13 @@ import Testing
       }
       for eighths in 1...8 {
         let covering = (header.storedWidth * eighths / 8, header.storedHeight * eighths / 8)
-        let whole = try ImageDecoding.decode(bytes, covering: covering)
+        let whole = try ImageDecoding.decode(bytes, covering: covering, decoder: .turboJPEG)
         let part = try ImageDecoding.decode(bytes, covering: covering) { (0, 0, $0.width, $0.height) }
+        let fastest = try ImageDecoding.decode(bytes, covering: covering)
         #expect(part.part != nil, "\(name) at \(eighths)/8: decoded whole, not through the part's decoder")
         #expect(whole.width == (header.storedWidth * eighths + 7) / 8, "\(name) at \(eighths)/8: \(whole.width)")
-        if part.pixels.bytes != whole.bytes { differing.append("\(name) at \(eighths)/8") }
+        if part.pixels.bytes != whole.bytes { differing.append("\(name) at \(eighths)/8, the part") }
+        if fastest.bytes != whole.bytes { differing.append("\(name) at \(eighths)/8, the whole") }
       }
     }
     #expect(differing.isEmpty, "other bytes than TurboJPEG's: \(differing)")
@@ -120,7 +123,8 @@ import Testing
   /// Damage in the photo's coded data, above, inside or below the part: the part's decode stops
   /// at the warning, and the whole decode gives its usual outcome (the same canvas, or the same
   /// error). Before the part's decode read the rows below it (a skip to the last row reads
-  /// nothing), damage at 0.35 and 0.9 gave a card where the whole decode gives an error.
+  /// nothing), damage at 0.35 and 0.9 gave a card where the whole decode gives an error. The
+  /// whole decode at 6/8 (through libjpeg's rows first) gives TurboJPEG's outcome too.
   @Test(arguments: [0.35, 0.6, 0.9])
   func damageGivesTheWholeDecodesOutcome(at fraction: Double) throws {
     var bytes = try Catalog.bundled().readPicture("aqua.jpg")
@@ -131,11 +135,19 @@ import Testing
     let canvas = (1200, 630)
     let crop = FocusCrop(zoom: 1.3, shiftX: 0.5, shiftY: 0)
     let covering = Self.covering(canvas, crop.zoom)
-    let whole = Result { () throws(InnerPeaceError) in try ImageDecoding.decode(bytes, covering: covering) }
+    let whole = Result { () throws(InnerPeaceError) in
+      try ImageDecoding.decode(bytes, covering: covering, decoder: .turboJPEG)
+    }
     let part = Result { () throws(InnerPeaceError) in
       try ImageDecoding.decode(bytes, covering: covering) {
         BackgroundScaler.shownPart(decoded: $0, canvas: canvas, crop: crop)
       }
+    }
+    let fastest = Result { () throws(InnerPeaceError) in try ImageDecoding.decode(bytes, covering: covering) }
+    switch (whole, fastest) {
+    case (.success(let pixels), .success(let decoded)): #expect(pixels.bytes == decoded.bytes)
+    case (.failure(let wholeError), .failure(let fastestError)): #expect(wholeError == fastestError)
+    default: Issue.record("TurboJPEG's whole decode and libjpeg's rows' differ in outcome")
     }
     switch (whole, part) {
     case (.success(let pixels), .success(let decoded)):
@@ -172,7 +184,7 @@ import Testing
     for (name, bytes, decodesPart) in [
       ("grey", grey, true), ("4:2:0", subsampled, true), ("P3", profiled, true), ("progressive", progressive, false),
     ] {
-      let whole = DecodedPhoto(whole: try ImageDecoding.decode(bytes, covering: covering))
+      let whole = DecodedPhoto(whole: try ImageDecoding.decode(bytes, covering: covering, decoder: .turboJPEG))
       let part = try ImageDecoding.decode(bytes, covering: covering) {
         BackgroundScaler.shownPart(decoded: $0, canvas: canvas, crop: crop)
       }

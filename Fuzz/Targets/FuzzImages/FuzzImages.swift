@@ -9,7 +9,8 @@ import FuzzSupport
   /// shows (with libjpeg's scaled inverse DCTs in AVX-512 where the processor has it: the seeds
   /// `jpeg-part-*` decode at 5/8, 6/8 and 7/8), compared where both decode. Errors are answers;
   /// a trap, an abort, an allocation past libFuzzer's limit, a part with other pixels than the
-  /// whole's or an AVX-512 inverse DCT that differs from libjpeg's is a crash.
+  /// whole's, a whole decode that differs from TurboJPEG's (it goes through libjpeg's rows at 5/8
+  /// to 7/8) or an AVX-512 inverse DCT that differs from libjpeg's is a crash.
   ///
   /// Input: the file's bytes, as they would be on disk (the first 257 also as one block for the
   /// inverse DCTs).
@@ -30,6 +31,11 @@ import FuzzSupport
     guard case .success = ImageDecoding.probe(bytes) else { return 0 }
     let canvas = (width: 320, height: 200)
     let whole = try? ImageDecoding.decode(bytes, covering: canvas)
+    // The whole decode (through libjpeg's rows at 5/8 to 7/8) gives TurboJPEG's outcome.
+    let reference = try? ImageDecoding.decode(bytes, covering: canvas, decoder: .turboJPEG)
+    if whole?.bytes != reference?.bytes || whole?.width != reference?.width {
+      fatalError("the whole decode differs from TurboJPEG's")
+    }
     // The crop the renderer would take at its largest zoom, in the top-left corner.
     let crop = FocusCrop(zoom: 1.3, shiftX: 0, shiftY: 0)
     let covering = (width: Int((320 * 1.3).rounded(.up)), height: Int((200 * 1.3).rounded(.up)))
@@ -38,7 +44,7 @@ import FuzzSupport
     }
     if let part, let box = part.part {
       // A part decodes only where the whole does, to the whole's pixels there.
-      guard let zoomed = try? ImageDecoding.decode(bytes, covering: covering) else {
+      guard let zoomed = try? ImageDecoding.decode(bytes, covering: covering, decoder: .turboJPEG) else {
         fatalError("a part decoded where the whole decode fails")
       }
       for row in box.y..<(box.y + box.height) {

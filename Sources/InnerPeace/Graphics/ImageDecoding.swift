@@ -170,28 +170,48 @@ package enum ImageDecoding {
   /// still covers `target`: JPEG by DCT scaling (a 2400 px photo for a 1200 px card decodes at
   /// half size, faster and sharper than scaling the full image down afterwards), PNG by
   /// averaging whole boxes of pixels as the rows stream in.
+  /// - Parameter decoder: how a JPEG is decoded (the same pixels either way).
   /// - Throws: ``InnerPeaceError/decodingFailed(reason:)`` with the reason it cannot be decoded.
-  static func decode(_ bytes: [UInt8], covering target: (width: Int, height: Int))
-    throws(InnerPeaceError)
-    -> Pixels
-  {
+  static func decode(
+    _ bytes: [UInt8], covering target: (width: Int, height: Int), decoder: JPEGDecoder = .fastest
+  ) throws(InnerPeaceError) -> Pixels {
     switch inspect(bytes) {
-    case .success(let header): return try decode(bytes, header: header, covering: target)
+    case .success(let header): return try decode(bytes, header: header, covering: target, decoder: decoder)
     case .failure(let failure): throw .decodingFailed(reason: failure.reason)
     }
   }
 
+  /// How a whole JPEG is decoded; the same pixels either way.
+  enum JPEGDecoder {
+    /// At 5/8, 6/8 and 7/8 of its size, where libjpeg runs its inverse DCTs in plain C, a
+    /// baseline JPEG goes through the part's decoder asked for the whole image (with the AVX-512
+    /// inverse DCTs, ``innerpeace_jpeg_vector_idct_available``), and through TurboJPEG when that
+    /// declines it (any warning, a progressive or CMYK file); any other through TurboJPEG.
+    case fastest
+    /// TurboJPEG alone: the reference the tests and the fuzz target compare the others with.
+    case turboJPEG
+  }
+
   /// The same, for bytes ``inspect(_:)`` has checked (`header`).
-  private static func decode(_ bytes: [UInt8], header: Header, covering target: (width: Int, height: Int))
-    throws(InnerPeaceError) -> Pixels
-  {
+  private static func decode(
+    _ bytes: [UInt8], header: Header, covering target: (width: Int, height: Int), decoder: JPEGDecoder = .fastest
+  ) throws(InnerPeaceError) -> Pixels {
     // Decode as stored: for a picture turned a quarter, the canvas turns with it.
     let storedTarget = header.orientation >= 5 ? (target.height, target.width) : target
     var pixels: Pixels
     switch header.kind {
     case .jpeg:
       let colour = ColourTransform(header, bytes, layout: INNERPEACE_LAYOUT_BGRX)
-      pixels = try decodeJPEG(bytes, header: header, colour: colour, covering: storedTarget)
+      let scaling = jpegScaling(header, covering: storedTarget)
+      if decoder == .fastest, !header.cmyk, innerpeace_jpeg_vector_idct_available() == 1,
+        [5, 6, 7].contains(scaling.num * 8 / scaling.denom), scaling.num * 8 % scaling.denom == 0,
+        let whole = decodeJPEGPart(
+          bytes, scaling: scaling, (0, 0, scaling.width, scaling.height), colour: colour)
+      {
+        pixels = whole
+      } else {
+        pixels = try decodeJPEG(bytes, header: header, colour: colour, covering: storedTarget)
+      }
     case .png:
       // With alpha, each row is converted before it is premultiplied; an opaque PNG is converted
       // once reduced, as a JPEG is (a quarter of the work at half size).
@@ -221,11 +241,15 @@ package enum ImageDecoding {
     }
     if header.kind == .jpeg, header.orientation == 1, !header.cmyk {
       let scaling = jpegScaling(header, covering: target)
-      if let box = part((scaling.width, scaling.height)),
-        let pixels = decodeJPEGPart(
+      if let box = part((scaling.width, scaling.height)) {
+        if let pixels = decodeJPEGPart(
           bytes, scaling: scaling, box, colour: ColourTransform(header, bytes, layout: INNERPEACE_LAYOUT_BGRX))
-      {
-        return DecodedPhoto(pixels: pixels, part: box)
+        {
+          return DecodedPhoto(pixels: pixels, part: box)
+        }
+        // libjpeg declined the part (a warning anywhere in the stream: it reads all of it), so it
+        // would decline the whole: TurboJPEG decides.
+        return DecodedPhoto(whole: try decode(bytes, header: header, covering: target, decoder: .turboJPEG))
       }
     }
     // Checked once: the structure walk is not repeated for the whole decode.
