@@ -33,19 +33,19 @@ typedef __m512i V;
 #define SRA(a, n)  _mm512_srai_epi64(a, n)
 #define C64(c)     _mm512_set1_epi64(c)
 
-/* (int)RIGHT_SHIFT(x, 11) sign-extended back to 64 bits */
+// libjpeg's (int)RIGHT_SHIFT(x, 11) (after pass 1), and (int)x, sign-extended back to 64 bits.
 #define TRUNC_SHR11(x) SRA(SHL(x, 21), 32)
 #define TRUNC32(x)     SRA(SHL(x, 32), 32)
 
-/* load row k (8 coefs) of a block and dequantize: int64 lanes */
+// Row k (8 coefficients) of a block, dequantized, in 64-bit lanes.
 static inline VECTOR_TARGET V deq(const JCOEF *in, const short *q, int k)
 {
   V c = _mm512_cvtepi16_epi64(_mm_loadu_si128((const __m128i *)(in + 8 * k)));
   V m = _mm512_cvtepi16_epi64(_mm_loadu_si128((const __m128i *)(q + 8 * k)));
-  return _mm512_mul_epi32(c, m);     /* short*short, exact */
+  return _mm512_mul_epi32(c, m);     // short*short, exact
 }
 
-/* transpose 8x8 int64: in r[0..7] rows, out c[0..7] columns */
+// Transposes 8x8 64-bit values: rows r0..r7 in, columns c[0..7] out.
 static inline VECTOR_TARGET void transpose8(V r0, V r1, V r2, V r3, V r4, V r5, V r6,
                                   V r7, V *c)
 {
@@ -55,10 +55,10 @@ static inline VECTOR_TARGET void transpose8(V r0, V r1, V r2, V r3, V r4, V r5, 
   V t6 = _mm512_unpacklo_epi64(r6, r7), t7 = _mm512_unpackhi_epi64(r6, r7);
   const V ia = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13);
   const V ib = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
-  V s0 = _mm512_permutex2var_epi64(t0, ia, t2);  /* cols 0/4 rows 0-3 */
-  V s2 = _mm512_permutex2var_epi64(t0, ib, t2);  /* cols 2/6 */
-  V s1 = _mm512_permutex2var_epi64(t1, ia, t3);  /* cols 1/5 */
-  V s3 = _mm512_permutex2var_epi64(t1, ib, t3);  /* cols 3/7 */
+  V s0 = _mm512_permutex2var_epi64(t0, ia, t2);  // cols 0/4 rows 0-3
+  V s2 = _mm512_permutex2var_epi64(t0, ib, t2);  // cols 2/6
+  V s1 = _mm512_permutex2var_epi64(t1, ia, t3);  // cols 1/5
+  V s3 = _mm512_permutex2var_epi64(t1, ib, t3);  // cols 3/7
   V s4 = _mm512_permutex2var_epi64(t4, ia, t6);
   V s6 = _mm512_permutex2var_epi64(t4, ib, t6);
   V s5 = _mm512_permutex2var_epi64(t5, ia, t7);
@@ -69,8 +69,8 @@ static inline VECTOR_TARGET void transpose8(V r0, V r1, V r2, V r3, V r4, V r5, 
   c[3] = _mm512_shuffle_i64x2(s3, s7, 0x44); c[7] = _mm512_shuffle_i64x2(s3, s7, 0xEE);
 }
 
-/* Pack 4 output columns x0..x3 (int64 lanes = rows, pre-shift values) into
- * int16 words (word c of qword r = sext10(bits 18..27 of x_c)). */
+// Packs 4 output columns x0..x3 (lanes = rows, the sums before the final shift) into 16-bit
+// words: word c of each 64-bit lane is bits 18..27 of x_c, sign-extended.
 static inline VECTOR_TARGET V pack4(V x0, V x1, V x2, V x3)
 {
   V w = _mm512_srli_epi64(x0, 12);
@@ -80,11 +80,46 @@ static inline VECTOR_TARGET V pack4(V x0, V x1, V x2, V x3)
   return _mm512_srai_epi16(w, 6);
 }
 
+// Range-limits and stores N output columns x[0..N-1] (lanes = rows row0..row0+nrows-1, the sums
+// before the final shift) at `col` of those rows; N <= 16, nrows <= 8.
+static inline VECTOR_TARGET void storeN(const V *x, int N, JSAMPARRAY out, int row0,
+                              int nrows, JDIMENSION col)
+{
+#define XI(i) x[(i) < N ? (i) : N - 1]
+  const V flip = _mm512_set1_epi8((char)0x80);
+  const V shufA = _mm512_broadcast_i32x4(
+    _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15));
+  __mmask16 m = (__mmask16)((1u << N) - 1);
+  V w0 = pack4(XI(0), XI(1), XI(2), XI(3));
+  V w1 = pack4(XI(4), XI(5), XI(6), XI(7));
+  // lane L: [row 2L c0-7 | row 2L+1 c0-7]
+  V A = _mm512_xor_si512(_mm512_shuffle_epi8(_mm512_packs_epi16(w0, w1), shufA), flip);
+  V C0, C1;
+  if (N > 8) {
+    V w2 = pack4(XI(8), XI(9), XI(10), XI(11));
+    V w3 = pack4(XI(12), XI(13), XI(14), XI(15));
+    V B = _mm512_xor_si512(_mm512_shuffle_epi8(_mm512_packs_epi16(w2, w3), shufA), flip);
+    C0 = _mm512_unpacklo_epi64(A, B);
+    C1 = _mm512_unpackhi_epi64(A, B);
+  } else {
+    C0 = A;
+    C1 = _mm512_unpackhi_epi64(A, A);
+  }
+  for (int L = 0; L < 4; L++) {
+    if (2 * L < nrows)
+      _mm_mask_storeu_epi8(out[row0 + 2 * L] + col, m, _mm512_castsi512_si128(C0));
+    if (2 * L + 1 < nrows)
+      _mm_mask_storeu_epi8(out[row0 + 2 * L + 1] + col, m, _mm512_castsi512_si128(C1));
+    C0 = _mm512_alignr_epi64(C0, C0, 2);
+    C1 = _mm512_alignr_epi64(C1, C1, 2);
+  }
+#undef XI
+}
+
 // MARK: 12x12
 
-/* 1-D 12-point kernel on 8 inputs (pass 1 and pass 2 share the algebra;
- * z3 already contains DC << 13 plus the rounding fudge). Outputs o[0..11]
- * are the un-shifted sums in output order. */
+// The 12-point kernel on 8 inputs, the same in both passes; z3 is the DC term (scaled, with the
+// pass's rounding). o[0..11] are the sums before the pass's shift, in output order.
 static inline VECTOR_TARGET void k12(V z3, V in1, V in2, V in3, V in4, V in5, V in6,
                            V in7, V *o)
 {
@@ -131,43 +166,16 @@ static inline VECTOR_TARGET void k12(V z3, V in1, V in2, V in3, V in4, V in5, V 
   o[5] = ADD(tmp25, tmp15); o[6]  = SUB(tmp25, tmp15);
 }
 
-static inline VECTOR_TARGET void store12(const V *x, JSAMPARRAY out, int row0,
-                               int nrows, JDIMENSION col)
-{
-  const V flip = _mm512_set1_epi8((char)0x80);
-  const V shufA = _mm512_broadcast_i32x4(
-    _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15));
-  V w0 = pack4(x[0], x[1], x[2], x[3]);
-  V w1 = pack4(x[4], x[5], x[6], x[7]);
-  V w2 = pack4(x[8], x[9], x[10], x[11]);
-  /* lane L of A: [r0c0-3 r1c0-3 r0c4-7 r1c4-7], rows r0=2L, r1=2L+1 */
-  V A = _mm512_xor_si512(_mm512_shuffle_epi8(_mm512_packs_epi16(w0, w1), shufA), flip);
-  V B = _mm512_xor_si512(_mm512_packs_epi16(w2, w2), flip);
-  V C0 = _mm512_unpacklo_epi64(A, B);                       /* row 2L   */
-  V C1 = _mm512_unpackhi_epi64(A, _mm512_srli_epi64(B, 32)); /* row 2L+1 */
-  int L;
-  for (L = 0; L < nrows / 2; L++) {
-    _mm_mask_storeu_epi8(out[row0 + 2 * L] + col, 0x0FFF,
-                         _mm512_extracti32x4_epi32(C0, 0));
-    _mm_mask_storeu_epi8(out[row0 + 2 * L + 1] + col, 0x0FFF,
-                         _mm512_extracti32x4_epi32(C1, 0));
-    C0 = _mm512_alignr_epi64(C0, C0, 2);
-    C1 = _mm512_alignr_epi64(C1, C1, 2);
-  }
-}
 
-VECTOR_TARGET static void idct_12x12(j_decompress_ptr cinfo,
-                                      jpeg_component_info *compptr,
-                                      JCOEFPTR coef_block,
-                                      JSAMPARRAY output_buf,
-                                      JDIMENSION output_col)
+VECTOR_TARGET static void idct_12x12(j_decompress_ptr cinfo, jpeg_component_info *compptr, JCOEFPTR coef_block,
+                                     JSAMPARRAY output_buf, JDIMENSION output_col)
 {
   const short *q = (const short *)compptr->dct_table;
   const JCOEF *in = coef_block;
   V o[12], c[8], x[12];
   (void)cinfo;
 
-  /* Pass 1: columns in lanes */
+  // Pass 1: columns in lanes
   {
     V z3 = ADD(SHL(deq(in, q, 0), 13), C64(1 << 10));
     k12(z3, deq(in, q, 1), deq(in, q, 2), deq(in, q, 3), deq(in, q, 4),
@@ -175,136 +183,22 @@ VECTOR_TARGET static void idct_12x12(j_decompress_ptr cinfo,
     for (int i = 0; i < 12; i++) o[i] = TRUNC_SHR11(o[i]);
   }
 
-  /* Pass 2, rows 0..7 */
+  // Pass 2, rows 0..7
   transpose8(o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7], c);
   k12(SHL(ADD(c[0], C64(16)), 13), c[1], c[2], c[3], c[4], c[5], c[6], c[7], x);
-  store12(x, output_buf, 0, 8, output_col);
+  storeN(x, 12, output_buf, 0, 8, output_col);
 
-  /* Pass 2, rows 8..11 (lanes 4..7 duplicate and are discarded) */
+  // Pass 2, rows 8..11 (lanes 4..7 duplicate and are discarded)
   transpose8(o[8], o[9], o[10], o[11], o[8], o[9], o[10], o[11], c);
   k12(SHL(ADD(c[0], C64(16)), 13), c[1], c[2], c[3], c[4], c[5], c[6], c[7], x);
-  store12(x, output_buf, 8, 4, output_col);
-}
-
-// MARK: 6x6
-
-VECTOR_TARGET static void idct_6x6(j_decompress_ptr cinfo,
-                                    jpeg_component_info *compptr,
-                                    JCOEFPTR coef_block,
-                                    JSAMPARRAY output_buf,
-                                    JDIMENSION output_col)
-{
-  const short *q = (const short *)compptr->dct_table;
-  const JCOEF *in = coef_block;
-  V tmp0, tmp1, tmp2, tmp10, tmp11, tmp12, z1, z2, z3;
-  V w[6], c[8];
-  (void)cinfo;
-
-  /* Pass 1 (lanes 6,7 are don't-care) */
-  tmp0 = ADD(SHL(deq(in, q, 0), 13), C64(1 << 10));
-  tmp2 = deq(in, q, 4);
-  tmp10 = MULC(tmp2, 5793);
-  tmp1 = ADD(tmp0, tmp10);
-  tmp11 = SRA(SUB(SUB(tmp0, tmp10), tmp10), 11);
-  tmp10 = deq(in, q, 2);
-  tmp0 = MULC(tmp10, 10033);
-  tmp10 = ADD(tmp1, tmp0);
-  tmp12 = SUB(tmp1, tmp0);
-  z1 = deq(in, q, 1);
-  z2 = deq(in, q, 3);
-  z3 = deq(in, q, 5);
-  tmp1 = MULC(ADD(z1, z3), 2998);
-  tmp0 = ADD(tmp1, SHL(ADD(z1, z2), 13));
-  tmp2 = ADD(tmp1, SHL(SUB(z3, z2), 13));
-  tmp1 = SHL(SUB(SUB(z1, z2), z3), 2);
-  w[0] = TRUNC_SHR11(ADD(tmp10, tmp0));
-  w[5] = TRUNC_SHR11(SUB(tmp10, tmp0));
-  w[1] = TRUNC32(ADD(tmp11, tmp1));
-  w[4] = TRUNC32(SUB(tmp11, tmp1));
-  w[2] = TRUNC_SHR11(ADD(tmp12, tmp2));
-  w[3] = TRUNC_SHR11(SUB(tmp12, tmp2));
-
-  /* Pass 2: rows in lanes (lanes 6,7 don't-care) */
-  transpose8(w[0], w[1], w[2], w[3], w[4], w[5], w[4], w[5], c);
-  tmp0 = SHL(ADD(c[0], C64(16)), 13);
-  tmp2 = c[4];
-  tmp10 = MULC(tmp2, 5793);
-  tmp1 = ADD(tmp0, tmp10);
-  tmp11 = SUB(SUB(tmp0, tmp10), tmp10);
-  tmp10 = c[2];
-  tmp0 = MULC(tmp10, 10033);
-  tmp10 = ADD(tmp1, tmp0);
-  tmp12 = SUB(tmp1, tmp0);
-  z1 = c[1];
-  z2 = c[3];
-  z3 = c[5];
-  tmp1 = MULC(ADD(z1, z3), 2998);
-  tmp0 = ADD(tmp1, SHL(ADD(z1, z2), 13));
-  tmp2 = ADD(tmp1, SHL(SUB(z3, z2), 13));
-  tmp1 = SHL(SUB(SUB(z1, z2), z3), 13);
-  {
-    V x0 = ADD(tmp10, tmp0), x5 = SUB(tmp10, tmp0);
-    V x1 = ADD(tmp11, tmp1), x4 = SUB(tmp11, tmp1);
-    V x2 = ADD(tmp12, tmp2), x3 = SUB(tmp12, tmp2);
-    const V flip = _mm512_set1_epi8((char)0x80);
-    const V shufA = _mm512_broadcast_i32x4(
-      _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15));
-    V w0 = pack4(x0, x1, x2, x3);
-    V w1 = pack4(x4, x5, x4, x5);
-    /* lane L: [row 2L c0-7 | row 2L+1 c0-7] */
-    V A = _mm512_xor_si512(_mm512_shuffle_epi8(_mm512_packs_epi16(w0, w1), shufA), flip);
-    __m128i l;
-    l = _mm512_extracti32x4_epi32(A, 0);
-    _mm_mask_storeu_epi8(output_buf[0] + output_col, 0x3F, l);
-    _mm_mask_storeu_epi8(output_buf[1] + output_col, 0x3F, _mm_unpackhi_epi64(l, l));
-    l = _mm512_extracti32x4_epi32(A, 1);
-    _mm_mask_storeu_epi8(output_buf[2] + output_col, 0x3F, l);
-    _mm_mask_storeu_epi8(output_buf[3] + output_col, 0x3F, _mm_unpackhi_epi64(l, l));
-    l = _mm512_extracti32x4_epi32(A, 2);
-    _mm_mask_storeu_epi8(output_buf[4] + output_col, 0x3F, l);
-    _mm_mask_storeu_epi8(output_buf[5] + output_col, 0x3F, _mm_unpackhi_epi64(l, l));
-  }
+  storeN(x, 12, output_buf, 8, 4, output_col);
 }
 
 
-/* Generic store: x[0..N-1] = output columns (lanes = rows row0..row0+nrows-1),
- * pre-shift values; N <= 16, nrows <= 8. */
-static inline VECTOR_TARGET void storeN(const V *x, int N, JSAMPARRAY out, int row0,
-                              int nrows, JDIMENSION col)
-{
-#define XI(i) x[(i) < N ? (i) : N - 1]
-  const V flip = _mm512_set1_epi8((char)0x80);
-  const V shufA = _mm512_broadcast_i32x4(
-    _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15));
-  __mmask16 m = (__mmask16)((1u << N) - 1);
-  V w0 = pack4(XI(0), XI(1), XI(2), XI(3));
-  V w1 = pack4(XI(4), XI(5), XI(6), XI(7));
-  /* lane L: [row 2L c0-7 | row 2L+1 c0-7] */
-  V A = _mm512_xor_si512(_mm512_shuffle_epi8(_mm512_packs_epi16(w0, w1), shufA), flip);
-  V C0, C1;
-  if (N > 8) {
-    V w2 = pack4(XI(8), XI(9), XI(10), XI(11));
-    V w3 = pack4(XI(12), XI(13), XI(14), XI(15));
-    V B = _mm512_xor_si512(_mm512_shuffle_epi8(_mm512_packs_epi16(w2, w3), shufA), flip);
-    C0 = _mm512_unpacklo_epi64(A, B);
-    C1 = _mm512_unpackhi_epi64(A, B);
-  } else {
-    C0 = A;
-    C1 = _mm512_unpackhi_epi64(A, A);
-  }
-  for (int L = 0; L < 4; L++) {
-    if (2 * L < nrows)
-      _mm_mask_storeu_epi8(out[row0 + 2 * L] + col, m, _mm512_castsi512_si128(C0));
-    if (2 * L + 1 < nrows)
-      _mm_mask_storeu_epi8(out[row0 + 2 * L + 1] + col, m, _mm512_castsi512_si128(C1));
-    C0 = _mm512_alignr_epi64(C0, C0, 2);
-    C1 = _mm512_alignr_epi64(C1, C1, 2);
-  }
-#undef XI
-}
+
 
 #define R(i) o[(i) < n ? (i) : n - 1]
-/* transpose rows r0.. of o[] (n rows total, padded by repetition) */
+// transpose rows r0.. of o[] (n rows total, padded by repetition)
 static inline VECTOR_TARGET void transpose_rows(const V *o, int r0, int n, V *c)
 {
   transpose8(R(r0), R(r0 + 1), R(r0 + 2), R(r0 + 3), R(r0 + 4), R(r0 + 5),
@@ -316,10 +210,9 @@ static inline VECTOR_TARGET void transpose_rows(const V *o, int r0, int n, V *c)
 #define DC_P2(c0)     SHL(ADD(c0, C64(16)), 13)
 
 // MARK: 7x7: same kernel in both passes
-static inline VECTOR_TARGET void k7(V tmp13, V in1, V in2, V in3, V in4, V in5, V in6,
-                          V *o)
+static inline VECTOR_TARGET void k7(V tmp13, const V *in, V *o)
 {
-  V z1 = in2, z2 = in4, z3 = in6, tmp0, tmp1, tmp2, tmp10, tmp11, tmp12;
+  V z1 = in[2], z2 = in[4], z3 = in[6], tmp0, tmp1, tmp2, tmp10, tmp11, tmp12;
   tmp10 = MULC(SUB(z2, z3), 7223);
   tmp12 = MULC(SUB(z1, z2), 2578);
   tmp11 = SUB(ADD(ADD(tmp10, tmp12), tmp13), MULC(z2, 15083));
@@ -329,7 +222,7 @@ static inline VECTOR_TARGET void k7(V tmp13, V in1, V in2, V in3, V in4, V in5, 
   tmp10 = ADD(tmp10, SUB(tmp0, MULC(z3, 637)));
   tmp12 = ADD(tmp12, SUB(tmp0, MULC(z1, 20239)));
   tmp13 = ADD(tmp13, MULC(z2, 11585));
-  z1 = in1; z2 = in3; z3 = in5;
+  z1 = in[1]; z2 = in[3]; z3 = in[5];
   tmp1 = MULC(ADD(z1, z2), 7663);
   tmp2 = MULC(SUB(z1, z2), 1395);
   tmp0 = SUB(tmp1, tmp2);
@@ -345,34 +238,17 @@ static inline VECTOR_TARGET void k7(V tmp13, V in1, V in2, V in3, V in4, V in5, 
   o[3] = tmp13;
 }
 
-VECTOR_TARGET static void idct_7x7(j_decompress_ptr cinfo,
-                                    jpeg_component_info *compptr,
-                                    JCOEFPTR coef_block, JSAMPARRAY output_buf,
-                                    JDIMENSION output_col)
-{
-  const short *q = (const short *)compptr->dct_table;
-  const JCOEF *in = coef_block;
-  V o[7], c[8], x[7];
-  (void)cinfo;
-  k7(DC_P1(in, q), deq(in, q, 1), deq(in, q, 2), deq(in, q, 3), deq(in, q, 4),
-     deq(in, q, 5), deq(in, q, 6), o);
-  for (int i = 0; i < 7; i++) o[i] = TRUNC_SHR11(o[i]);
-  transpose_rows(o, 0, 7, c);
-  k7(DC_P2(c[0]), c[1], c[2], c[3], c[4], c[5], c[6], x);
-  storeN(x, 7, output_buf, 0, 7, output_col);
-}
-
 // MARK: 5x5: same kernel in both passes
-static inline VECTOR_TARGET void k5(V tmp12, V in1, V in2, V in3, V in4, V *o)
+static inline VECTOR_TARGET void k5(V tmp12, const V *in, V *o)
 {
-  V tmp0 = in2, tmp1 = in4, z1, z2, z3, tmp10, tmp11;
+  V tmp0 = in[2], tmp1 = in[4], z1, z2, z3, tmp10, tmp11;
   z1 = MULC(ADD(tmp0, tmp1), 6476);
   z2 = MULC(SUB(tmp0, tmp1), 2896);
   z3 = ADD(tmp12, z2);
   tmp10 = ADD(z3, z1);
   tmp11 = SUB(z3, z1);
   tmp12 = SUB(tmp12, SHL(z2, 2));
-  z2 = in1; z3 = in3;
+  z2 = in[1]; z3 = in[3];
   z1 = MULC(ADD(z2, z3), 6810);
   tmp0 = ADD(z1, MULC(z2, 4209));
   tmp1 = SUB(z1, MULC(z3, 17828));
@@ -381,20 +257,57 @@ static inline VECTOR_TARGET void k5(V tmp12, V in1, V in2, V in3, V in4, V *o)
   o[2] = tmp12;
 }
 
-VECTOR_TARGET static void idct_5x5(j_decompress_ptr cinfo,
-                                    jpeg_component_info *compptr,
-                                    JCOEFPTR coef_block, JSAMPARRAY output_buf,
-                                    JDIMENSION output_col)
+// A size whose kernel serves both passes (5x5, 6x6, 7x7): `kernel` takes the DC term (scaled,
+// with the pass's rounding) and the inputs in[1..size-1], and gives the size's outputs.
+static inline __attribute__((always_inline)) VECTOR_TARGET void idct_same_kernel(
+    const jpeg_component_info *compptr, JCOEFPTR coef_block, JSAMPARRAY output_buf, JDIMENSION output_col,
+    int size, void (*kernel)(V, const V *, V *))
 {
   const short *q = (const short *)compptr->dct_table;
   const JCOEF *in = coef_block;
-  V o[5], c[8], x[5];
+  V inputs[8], o[8], c[8], x[8];
+  for (int k = 1; k < size; k++) inputs[k] = deq(in, q, k);
+  kernel(DC_P1(in, q), inputs, o);
+  for (int i = 0; i < size; i++) o[i] = TRUNC_SHR11(o[i]);
+  transpose_rows(o, 0, size, c);
+  kernel(DC_P2(c[0]), c, x);
+  storeN(x, size, output_buf, 0, size, output_col);
+}
+
+VECTOR_TARGET static void idct_5x5(j_decompress_ptr cinfo, jpeg_component_info *compptr, JCOEFPTR coef_block,
+                                   JSAMPARRAY output_buf, JDIMENSION output_col)
+{
   (void)cinfo;
-  k5(DC_P1(in, q), deq(in, q, 1), deq(in, q, 2), deq(in, q, 3), deq(in, q, 4), o);
-  for (int i = 0; i < 5; i++) o[i] = TRUNC_SHR11(o[i]);
-  transpose_rows(o, 0, 5, c);
-  k5(DC_P2(c[0]), c[1], c[2], c[3], c[4], x);
-  storeN(x, 5, output_buf, 0, 5, output_col);
+  idct_same_kernel(compptr, coef_block, output_buf, output_col, 5, k5);
+}
+
+VECTOR_TARGET static void idct_7x7(j_decompress_ptr cinfo, jpeg_component_info *compptr, JCOEFPTR coef_block,
+                                   JSAMPARRAY output_buf, JDIMENSION output_col)
+{
+  (void)cinfo;
+  idct_same_kernel(compptr, coef_block, output_buf, output_col, 7, k7);
+}
+
+// MARK: 6x6: libjpeg's pass 1 shifts its even term's difference and scales the odd one by
+// PASS1_BITS before they meet; adding them scaled by CONST_BITS and shifting the sum gives the same
+// value ((a + (b << 13)) >> 11 = (a >> 11) + (b << 2)), so pass 2's form serves both passes.
+static inline VECTOR_TARGET void k6(V dc, const V *in, V *o)
+{
+  const V c4 = MULC(in[4], 5793), even_sum = ADD(dc, c4), even_difference = SUB(SUB(dc, c4), c4);
+  const V c2 = MULC(in[2], 10033), even_high = ADD(even_sum, c2), even_low = SUB(even_sum, c2);
+  const V z1 = in[1], z2 = in[3], z3 = in[5], c5 = MULC(ADD(z1, z3), 2998);
+  const V odd0 = ADD(c5, SHL(ADD(z1, z2), 13)), odd2 = ADD(c5, SHL(SUB(z3, z2), 13));
+  const V odd1 = SHL(SUB(SUB(z1, z2), z3), 13);
+  o[0] = ADD(even_high, odd0); o[5] = SUB(even_high, odd0);
+  o[1] = ADD(even_difference, odd1); o[4] = SUB(even_difference, odd1);
+  o[2] = ADD(even_low, odd2); o[3] = SUB(even_low, odd2);
+}
+
+VECTOR_TARGET static void idct_6x6(j_decompress_ptr cinfo, jpeg_component_info *compptr, JCOEFPTR coef_block,
+                                   JSAMPARRAY output_buf, JDIMENSION output_col)
+{
+  (void)cinfo;
+  idct_same_kernel(compptr, coef_block, output_buf, output_col, 6, k6);
 }
 
 // MARK: 10x10
@@ -416,34 +329,35 @@ static inline VECTOR_TARGET void k10_even(V z3, V in2, V in4, V in6, V *tmp20, V
   *tmp21 = ADD(tmp11, tmp13); *tmp23 = SUB(tmp11, tmp13);
 }
 
-VECTOR_TARGET static void idct_10x10(j_decompress_ptr cinfo,
-                                      jpeg_component_info *compptr,
-                                      JCOEFPTR coef_block, JSAMPARRAY output_buf,
-                                      JDIMENSION output_col)
+// The odd part of the 10-point kernel, the same in both passes (libjpeg writes it out in each):
+// z1, z2, z3, z4 are inputs 1, 3, 5 and 7; tmp10 to tmp14 go to odd[0..4], tmp12 scaled by
+// `shift` (PASS1_BITS in pass 1, CONST_BITS in pass 2), the others by CONST_BITS.
+static inline VECTOR_TARGET void k10_odd(V z1, V z2, V z3, V z4, int shift, V *odd)
+{
+  const V tmp11 = ADD(z2, z4), tmp13 = SUB(z2, z4), tmp12 = MULC(tmp13, 2531), z5 = SHL(z3, 13);
+  V w2 = MULC(tmp11, 7791), w4 = ADD(z5, tmp12);
+  odd[0] = ADD(ADD(MULC(z1, 11443), w2), w4);
+  odd[4] = ADD(SUB(MULC(z1, 1812), w2), w4);
+  w2 = MULC(tmp11, 4815);
+  w4 = SUB(SUB(z5, tmp12), SHL(tmp13, 12));
+  odd[2] = SHL(SUB(SUB(z1, tmp13), z3), shift);
+  odd[1] = SUB(SUB(MULC(z1, 10323), w2), w4);
+  odd[3] = ADD(SUB(MULC(z1, 5260), w2), w4);
+}
+
+VECTOR_TARGET static void idct_10x10(j_decompress_ptr cinfo, jpeg_component_info *compptr, JCOEFPTR coef_block,
+                                     JSAMPARRAY output_buf, JDIMENSION output_col)
 {
   const short *q = (const short *)compptr->dct_table;
   const JCOEF *in = coef_block;
   V o[10], c[8], x[10];
-  V tmp10, tmp11, tmp12, tmp13, tmp14, tmp20, tmp21, tmp22, tmp23, tmp24;
-  V z1, z2, z3, z4, z5;
+  V tmp10, tmp11, tmp12, tmp13, tmp14, tmp20, tmp21, tmp22, tmp23, tmp24, odd[5];
   (void)cinfo;
 
   k10_even(DC_P1(in, q), deq(in, q, 2), deq(in, q, 4), deq(in, q, 6),
            &tmp20, &tmp21, &tmp22, &tmp23, &tmp24, 1);
-  z1 = deq(in, q, 1); z2 = deq(in, q, 3); z3 = deq(in, q, 5); z4 = deq(in, q, 7);
-  tmp11 = ADD(z2, z4);
-  tmp13 = SUB(z2, z4);
-  tmp12 = MULC(tmp13, 2531);
-  z5 = SHL(z3, 13);
-  z2 = MULC(tmp11, 7791);
-  z4 = ADD(z5, tmp12);
-  tmp10 = ADD(ADD(MULC(z1, 11443), z2), z4);
-  tmp14 = ADD(SUB(MULC(z1, 1812), z2), z4);
-  z2 = MULC(tmp11, 4815);
-  z4 = SUB(SUB(z5, tmp12), SHL(tmp13, 12));
-  tmp12 = SHL(SUB(SUB(z1, tmp13), z3), 2);
-  tmp11 = SUB(SUB(MULC(z1, 10323), z2), z4);
-  tmp13 = ADD(SUB(MULC(z1, 5260), z2), z4);
+  k10_odd(deq(in, q, 1), deq(in, q, 3), deq(in, q, 5), deq(in, q, 7), 2, odd);
+  tmp10 = odd[0]; tmp11 = odd[1]; tmp12 = odd[2]; tmp13 = odd[3]; tmp14 = odd[4];
   o[0] = TRUNC_SHR11(ADD(tmp20, tmp10)); o[9] = TRUNC_SHR11(SUB(tmp20, tmp10));
   o[1] = TRUNC_SHR11(ADD(tmp21, tmp11)); o[8] = TRUNC_SHR11(SUB(tmp21, tmp11));
   o[2] = TRUNC32(ADD(tmp22, tmp12));     o[7] = TRUNC32(SUB(tmp22, tmp12));
@@ -454,19 +368,8 @@ VECTOR_TARGET static void idct_10x10(j_decompress_ptr cinfo,
     transpose_rows(o, r0, 10, c);
     k10_even(DC_P2(c[0]), c[2], c[4], c[6], &tmp20, &tmp21, &tmp22, &tmp23,
              &tmp24, 0);
-    z1 = c[1]; z2 = c[3]; z3 = SHL(c[5], 13); z4 = c[7];
-    tmp11 = ADD(z2, z4);
-    tmp13 = SUB(z2, z4);
-    tmp12 = MULC(tmp13, 2531);
-    z2 = MULC(tmp11, 7791);
-    z4 = ADD(z3, tmp12);
-    tmp10 = ADD(ADD(MULC(z1, 11443), z2), z4);
-    tmp14 = ADD(SUB(MULC(z1, 1812), z2), z4);
-    z2 = MULC(tmp11, 4815);
-    z4 = SUB(SUB(z3, tmp12), SHL(tmp13, 12));
-    tmp12 = SUB(SHL(SUB(z1, tmp13), 13), z3);
-    tmp11 = SUB(SUB(MULC(z1, 10323), z2), z4);
-    tmp13 = ADD(SUB(MULC(z1, 5260), z2), z4);
+    k10_odd(c[1], c[3], c[5], c[7], 13, odd);
+    tmp10 = odd[0]; tmp11 = odd[1]; tmp12 = odd[2]; tmp13 = odd[3]; tmp14 = odd[4];
     x[0] = ADD(tmp20, tmp10); x[9] = SUB(tmp20, tmp10);
     x[1] = ADD(tmp21, tmp11); x[8] = SUB(tmp21, tmp11);
     x[2] = ADD(tmp22, tmp12); x[7] = SUB(tmp22, tmp12);
@@ -479,7 +382,7 @@ VECTOR_TARGET static void idct_10x10(j_decompress_ptr cinfo,
 // MARK: 14x14
 static inline VECTOR_TARGET void k14_even(V z1, V in2, V in4, V in6, V *t, int pass1)
 {
-  /* t[0..6] = tmp20..tmp26 */
+  // t[0..6] = tmp20..tmp26
   V z4 = in4, z2, z3, tmp10, tmp11, tmp12, tmp13, tmp14, tmp15;
   z2 = MULC(z4, 10438);
   z3 = MULC(z4, 2578);
@@ -499,37 +402,39 @@ static inline VECTOR_TARGET void k14_even(V z1, V in2, V in4, V in6, V *t, int p
   t[2] = ADD(tmp12, tmp15); t[4] = SUB(tmp12, tmp15);
 }
 
-VECTOR_TARGET static void idct_14x14(j_decompress_ptr cinfo,
-                                      jpeg_component_info *compptr,
-                                      JCOEFPTR coef_block, JSAMPARRAY output_buf,
-                                      JDIMENSION output_col)
+// The odd part of the 14-point kernel, the same in both passes (libjpeg writes it out in each):
+// z1, z2, z3, z4 are inputs 1, 3, 5 and 7; tmp10 to tmp16 go to odd[0..6], tmp13 scaled by
+// `shift` (PASS1_BITS in pass 1, CONST_BITS in pass 2), the others by CONST_BITS.
+static inline VECTOR_TARGET void k14_odd(V z1, V z2, V z3, V z4, int shift, V *odd)
+{
+  const V z4_scaled = SHL(z4, 13), z13 = ADD(z1, z3);
+  V tmp11 = MULC(ADD(z1, z2), 10935), tmp12 = MULC(z13, 9810), tmp14 = MULC(z13, 6164);
+  odd[0] = SUB(ADD(ADD(tmp11, tmp12), z4_scaled), MULC(z1, 9232));
+  const V z1_less_z2 = SUB(z1, z2);
+  V tmp15 = SUB(MULC(z1_less_z2, 3826), z4_scaled);
+  odd[6] = ADD(SUB(tmp14, MULC(z1, 8693)), tmp15);
+  V w = SUB(MULC(ADD(z2, z3), -1297), z4_scaled);
+  odd[1] = ADD(tmp11, SUB(w, MULC(z2, 3474)));
+  odd[2] = ADD(tmp12, SUB(w, MULC(z3, 19447)));
+  w = MULC(SUB(z3, z2), 11512);
+  odd[4] = ADD(tmp14, SUB(ADD(w, z4_scaled), MULC(z3, 13850)));
+  odd[5] = ADD(tmp15, ADD(w, MULC(z2, 5529)));
+  odd[3] = SHL(SUB(ADD(z1_less_z2, z4), z3), shift);
+}
+
+VECTOR_TARGET static void idct_14x14(j_decompress_ptr cinfo, jpeg_component_info *compptr, JCOEFPTR coef_block,
+                                     JSAMPARRAY output_buf, JDIMENSION output_col)
 {
   const short *q = (const short *)compptr->dct_table;
   const JCOEF *in = coef_block;
-  V o[14], c[8], x[14], t[7];
-  V tmp10, tmp11, tmp12, tmp13, tmp14, tmp15, tmp16, z1, z2, z3, z4;
+  V o[14], c[8], x[14], t[7], odd[7];
+  V tmp10, tmp11, tmp12, tmp13, tmp14, tmp15, tmp16;
   (void)cinfo;
 
   k14_even(DC_P1(in, q), deq(in, q, 2), deq(in, q, 4), deq(in, q, 6), t, 1);
-  z1 = deq(in, q, 1); z2 = deq(in, q, 3); z3 = deq(in, q, 5); z4 = deq(in, q, 7);
-  tmp13 = SHL(z4, 13);
-  tmp14 = ADD(z1, z3);
-  tmp11 = MULC(ADD(z1, z2), 10935);
-  tmp12 = MULC(tmp14, 9810);
-  tmp10 = SUB(ADD(ADD(tmp11, tmp12), tmp13), MULC(z1, 9232));
-  tmp14 = MULC(tmp14, 6164);
-  tmp16 = SUB(tmp14, MULC(z1, 8693));
-  z1 = SUB(z1, z2);
-  tmp15 = SUB(MULC(z1, 3826), tmp13);
-  tmp16 = ADD(tmp16, tmp15);
-  z1 = ADD(z1, z4);
-  z4 = SUB(MULC(ADD(z2, z3), -1297), tmp13);
-  tmp11 = ADD(tmp11, SUB(z4, MULC(z2, 3474)));
-  tmp12 = ADD(tmp12, SUB(z4, MULC(z3, 19447)));
-  z4 = MULC(SUB(z3, z2), 11512);
-  tmp14 = ADD(tmp14, SUB(ADD(z4, tmp13), MULC(z3, 13850)));
-  tmp15 = ADD(tmp15, ADD(z4, MULC(z2, 5529)));
-  tmp13 = SHL(SUB(z1, z3), 2);
+  k14_odd(deq(in, q, 1), deq(in, q, 3), deq(in, q, 5), deq(in, q, 7), 2, odd);
+  tmp10 = odd[0]; tmp11 = odd[1]; tmp12 = odd[2]; tmp13 = odd[3]; tmp14 = odd[4]; tmp15 = odd[5];
+  tmp16 = odd[6];
   o[0] = TRUNC_SHR11(ADD(t[0], tmp10)); o[13] = TRUNC_SHR11(SUB(t[0], tmp10));
   o[1] = TRUNC_SHR11(ADD(t[1], tmp11)); o[12] = TRUNC_SHR11(SUB(t[1], tmp11));
   o[2] = TRUNC_SHR11(ADD(t[2], tmp12)); o[11] = TRUNC_SHR11(SUB(t[2], tmp12));
@@ -541,23 +446,9 @@ VECTOR_TARGET static void idct_14x14(j_decompress_ptr cinfo,
   for (int r0 = 0; r0 < 14; r0 += 8) {
     transpose_rows(o, r0, 14, c);
     k14_even(DC_P2(c[0]), c[2], c[4], c[6], t, 0);
-    z1 = c[1]; z2 = c[3]; z3 = c[5]; z4 = SHL(c[7], 13);
-    tmp14 = ADD(z1, z3);
-    tmp11 = MULC(ADD(z1, z2), 10935);
-    tmp12 = MULC(tmp14, 9810);
-    tmp10 = SUB(ADD(ADD(tmp11, tmp12), z4), MULC(z1, 9232));
-    tmp14 = MULC(tmp14, 6164);
-    tmp16 = SUB(tmp14, MULC(z1, 8693));
-    z1 = SUB(z1, z2);
-    tmp15 = SUB(MULC(z1, 3826), z4);
-    tmp16 = ADD(tmp16, tmp15);
-    tmp13 = SUB(MULC(ADD(z2, z3), -1297), z4);
-    tmp11 = ADD(tmp11, SUB(tmp13, MULC(z2, 3474)));
-    tmp12 = ADD(tmp12, SUB(tmp13, MULC(z3, 19447)));
-    tmp13 = MULC(SUB(z3, z2), 11512);
-    tmp14 = ADD(tmp14, SUB(ADD(tmp13, z4), MULC(z3, 13850)));
-    tmp15 = ADD(tmp15, ADD(tmp13, MULC(z2, 5529)));
-    tmp13 = ADD(SHL(SUB(z1, z3), 13), z4);
+    k14_odd(c[1], c[3], c[5], c[7], 13, odd);
+    tmp10 = odd[0]; tmp11 = odd[1]; tmp12 = odd[2]; tmp13 = odd[3]; tmp14 = odd[4]; tmp15 = odd[5];
+    tmp16 = odd[6];
     x[0] = ADD(t[0], tmp10); x[13] = SUB(t[0], tmp10);
     x[1] = ADD(t[1], tmp11); x[12] = SUB(t[1], tmp11);
     x[2] = ADD(t[2], tmp12); x[11] = SUB(t[2], tmp12);
