@@ -10,7 +10,8 @@
 // - The arithmetic the C code does in JLONG (64 bits) is done in 64-bit lanes, so nothing
 //   overflows differently: a dequantized coefficient is a short times a short (at most 2^30 in
 //   magnitude), and no product or sum reaches 2^51. libjpeg's casts to int are reproduced where
-//   it makes them (the low 32 bits, sign-extended).
+//   it makes them (the low 32 bits, sign-extended). The products by constants take each lane's low
+//   32 bits (vpmuldq) where that gives the same result (`mulc`, below): vpmullq is slow on Intel.
 // - Pass 1 (columns) takes the eight columns in eight lanes; its rows are transposed, and pass 2
 //   takes up to eight rows in the lanes.
 // - The range limit (libjpeg's table, read at bits 18 to 27 of each sum) equals
@@ -28,7 +29,8 @@
 typedef __m512i V;
 #define ADD(a, b)  _mm512_add_epi64(a, b)
 #define SUB(a, b)  _mm512_sub_epi64(a, b)
-#define MULC(a, c) _mm512_mullo_epi64(a, _mm512_set1_epi64(c))
+// Every kernel below takes `wide`: a constant at each call, so each is compiled both ways.
+#define MULC(a, c) mulc(a, c, wide)
 #define SHL(a, n)  _mm512_slli_epi64(a, n)
 #define SRA(a, n)  _mm512_srai_epi64(a, n)
 #define C64(c)     _mm512_set1_epi64(c)
@@ -36,6 +38,30 @@ typedef __m512i V;
 // libjpeg's (int)RIGHT_SHIFT(x, 11) (after pass 1), and (int)x, sign-extended back to 64 bits.
 #define TRUNC_SHR11(x) SRA(SHL(x, 21), 32)
 #define TRUNC32(x)     SRA(SHL(x, 32), 32)
+
+// A kernel: inlined at each call, where its `wide` is a constant.
+#define KERNEL static inline __attribute__((always_inline)) VECTOR_TARGET void
+
+// A product by a constant. `wide`: in 64 bits (vpmullq, which costs three of vpmuldq's one on
+// Intel's cores). Otherwise vpmuldq, the product of each lane's low 32 bits sign-extended: the same
+// 64-bit product when every lane's value fits in 32 bits (pass 1 of a block whose dequantized
+// coefficients are all under 2^28 in magnitude: no kernel multiplies a sum of more than four), and
+// the same low 32 bits whatever the lane holds. Pass 2 needs no more than those: it only adds,
+// subtracts, shifts left and multiplies, which carry no high bit down, and libjpeg reads its sums
+// at bits 18 to 27 alone.
+static inline __attribute__((always_inline)) VECTOR_TARGET V mulc(V a, long long c, int wide)
+{
+  return wide ? _mm512_mullo_epi64(a, _mm512_set1_epi64(c)) : _mm512_mul_epi32(a, _mm512_set1_epi64(c));
+}
+
+// Whether pass 1 must multiply in 64 bits: some of rows[first..last] (dequantized coefficients)
+// is 2^28 or more in magnitude. Never so for a real photo's coefficients (at most 2^16).
+static inline VECTOR_TARGET int needs_wide(const V *rows, int first, int last)
+{
+  V bits = _mm512_setzero_si512();
+  for (int k = first; k <= last; k++) bits = _mm512_or_si512(bits, _mm512_abs_epi64(rows[k]));
+  return _mm512_test_epi64_mask(bits, _mm512_set1_epi64(~((1LL << 28) - 1))) != 0;
+}
 
 // Row k (8 coefficients) of a block, dequantized, in 64-bit lanes.
 static inline VECTOR_TARGET V deq(const JCOEF *in, const short *q, int k)
@@ -120,8 +146,7 @@ static inline VECTOR_TARGET void storeN(const V *x, int N, JSAMPARRAY out, int r
 
 // The 12-point kernel on 8 inputs, the same in both passes; z3 is the DC term (scaled, with the
 // pass's rounding). o[0..11] are the sums before the pass's shift, in output order.
-static inline VECTOR_TARGET void k12(V z3, V in1, V in2, V in3, V in4, V in5, V in6,
-                           V in7, V *o)
+KERNEL k12(int wide, V z3, V in1, V in2, V in3, V in4, V in5, V in6, V in7, V *o)
 {
   V z1, z2, z4, tmp10, tmp11, tmp12, tmp13, tmp14, tmp15;
   V tmp20, tmp21, tmp22, tmp23, tmp24, tmp25;
@@ -177,20 +202,24 @@ VECTOR_TARGET static void idct_12x12(j_decompress_ptr cinfo, jpeg_component_info
 
   // Pass 1: columns in lanes
   {
-    V z3 = ADD(SHL(deq(in, q, 0), 13), C64(1 << 10));
-    k12(z3, deq(in, q, 1), deq(in, q, 2), deq(in, q, 3), deq(in, q, 4),
-        deq(in, q, 5), deq(in, q, 6), deq(in, q, 7), o);
+    V d[8];
+    for (int k = 0; k < 8; k++) d[k] = deq(in, q, k);
+    V z3 = ADD(SHL(d[0], 13), C64(1 << 10));
+    if (needs_wide(d, 1, 7))
+      k12(1, z3, d[1], d[2], d[3], d[4], d[5], d[6], d[7], o);
+    else
+      k12(0, z3, d[1], d[2], d[3], d[4], d[5], d[6], d[7], o);
     for (int i = 0; i < 12; i++) o[i] = TRUNC_SHR11(o[i]);
   }
 
   // Pass 2, rows 0..7
   transpose8(o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7], c);
-  k12(SHL(ADD(c[0], C64(16)), 13), c[1], c[2], c[3], c[4], c[5], c[6], c[7], x);
+  k12(0, SHL(ADD(c[0], C64(16)), 13), c[1], c[2], c[3], c[4], c[5], c[6], c[7], x);
   storeN(x, 12, output_buf, 0, 8, output_col);
 
   // Pass 2, rows 8..11 (lanes 4..7 duplicate and are discarded)
   transpose8(o[8], o[9], o[10], o[11], o[8], o[9], o[10], o[11], c);
-  k12(SHL(ADD(c[0], C64(16)), 13), c[1], c[2], c[3], c[4], c[5], c[6], c[7], x);
+  k12(0, SHL(ADD(c[0], C64(16)), 13), c[1], c[2], c[3], c[4], c[5], c[6], c[7], x);
   storeN(x, 12, output_buf, 8, 4, output_col);
 }
 
@@ -210,7 +239,7 @@ static inline VECTOR_TARGET void transpose_rows(const V *o, int r0, int n, V *c)
 #define DC_P2(c0)     SHL(ADD(c0, C64(16)), 13)
 
 // MARK: 7x7: same kernel in both passes
-static inline VECTOR_TARGET void k7(V tmp13, const V *in, V *o)
+KERNEL k7(int wide, V tmp13, const V *in, V *o)
 {
   V z1 = in[2], z2 = in[4], z3 = in[6], tmp0, tmp1, tmp2, tmp10, tmp11, tmp12;
   tmp10 = MULC(SUB(z2, z3), 7223);
@@ -239,7 +268,7 @@ static inline VECTOR_TARGET void k7(V tmp13, const V *in, V *o)
 }
 
 // MARK: 5x5: same kernel in both passes
-static inline VECTOR_TARGET void k5(V tmp12, const V *in, V *o)
+KERNEL k5(int wide, V tmp12, const V *in, V *o)
 {
   V tmp0 = in[2], tmp1 = in[4], z1, z2, z3, tmp10, tmp11;
   z1 = MULC(ADD(tmp0, tmp1), 6476);
@@ -261,16 +290,17 @@ static inline VECTOR_TARGET void k5(V tmp12, const V *in, V *o)
 // with the pass's rounding) and the inputs in[1..size-1], and gives the size's outputs.
 static inline __attribute__((always_inline)) VECTOR_TARGET void idct_same_kernel(
     const jpeg_component_info *compptr, JCOEFPTR coef_block, JSAMPARRAY output_buf, JDIMENSION output_col,
-    int size, void (*kernel)(V, const V *, V *))
+    int size, void (*kernel)(int, V, const V *, V *))
 {
   const short *q = (const short *)compptr->dct_table;
   const JCOEF *in = coef_block;
   V inputs[8], o[8], c[8], x[8];
   for (int k = 1; k < size; k++) inputs[k] = deq(in, q, k);
-  kernel(DC_P1(in, q), inputs, o);
+  // Pass 1 in 64 bits: these kernels have few products, and a check per block would cost more.
+  kernel(1, DC_P1(in, q), inputs, o);
   for (int i = 0; i < size; i++) o[i] = TRUNC_SHR11(o[i]);
   transpose_rows(o, 0, size, c);
-  kernel(DC_P2(c[0]), c, x);
+  kernel(0, DC_P2(c[0]), c, x);
   storeN(x, size, output_buf, 0, size, output_col);
 }
 
@@ -291,7 +321,7 @@ VECTOR_TARGET static void idct_7x7(j_decompress_ptr cinfo, jpeg_component_info *
 // MARK: 6x6: libjpeg's pass 1 shifts its even term's difference and scales the odd one by
 // PASS1_BITS before they meet; adding them scaled by CONST_BITS and shifting the sum gives the same
 // value ((a + (b << 13)) >> 11 = (a >> 11) + (b << 2)), so pass 2's form serves both passes.
-static inline VECTOR_TARGET void k6(V dc, const V *in, V *o)
+KERNEL k6(int wide, V dc, const V *in, V *o)
 {
   const V c4 = MULC(in[4], 5793), even_sum = ADD(dc, c4), even_difference = SUB(SUB(dc, c4), c4);
   const V c2 = MULC(in[2], 10033), even_high = ADD(even_sum, c2), even_low = SUB(even_sum, c2);
@@ -311,8 +341,8 @@ VECTOR_TARGET static void idct_6x6(j_decompress_ptr cinfo, jpeg_component_info *
 }
 
 // MARK: 10x10
-static inline VECTOR_TARGET void k10_even(V z3, V in2, V in4, V in6, V *tmp20, V *tmp21,
-                                V *tmp22, V *tmp23, V *tmp24, int pass1)
+KERNEL k10_even(int wide, V z3, V in2, V in4, V in6, V *tmp20, V *tmp21, V *tmp22, V *tmp23,
+                V *tmp24, int pass1)
 {
   V z4 = in4, z1, z2, tmp10, tmp11, tmp12, tmp13;
   z1 = MULC(z4, 9373);
@@ -332,7 +362,7 @@ static inline VECTOR_TARGET void k10_even(V z3, V in2, V in4, V in6, V *tmp20, V
 // The odd part of the 10-point kernel, the same in both passes (libjpeg writes it out in each):
 // z1, z2, z3, z4 are inputs 1, 3, 5 and 7; tmp10 to tmp14 go to odd[0..4], tmp12 scaled by
 // `shift` (PASS1_BITS in pass 1, CONST_BITS in pass 2), the others by CONST_BITS.
-static inline VECTOR_TARGET void k10_odd(V z1, V z2, V z3, V z4, int shift, V *odd)
+KERNEL k10_odd(int wide, V z1, V z2, V z3, V z4, int shift, V *odd)
 {
   const V tmp11 = ADD(z2, z4), tmp13 = SUB(z2, z4), tmp12 = MULC(tmp13, 2531), z5 = SHL(z3, 13);
   V w2 = MULC(tmp11, 7791), w4 = ADD(z5, tmp12);
@@ -354,9 +384,15 @@ VECTOR_TARGET static void idct_10x10(j_decompress_ptr cinfo, jpeg_component_info
   V tmp10, tmp11, tmp12, tmp13, tmp14, tmp20, tmp21, tmp22, tmp23, tmp24, odd[5];
   (void)cinfo;
 
-  k10_even(DC_P1(in, q), deq(in, q, 2), deq(in, q, 4), deq(in, q, 6),
-           &tmp20, &tmp21, &tmp22, &tmp23, &tmp24, 1);
-  k10_odd(deq(in, q, 1), deq(in, q, 3), deq(in, q, 5), deq(in, q, 7), 2, odd);
+  V d[8];
+  for (int k = 1; k < 8; k++) d[k] = deq(in, q, k);
+  if (needs_wide(d, 1, 7)) {
+    k10_even(1, DC_P1(in, q), d[2], d[4], d[6], &tmp20, &tmp21, &tmp22, &tmp23, &tmp24, 1);
+    k10_odd(1, d[1], d[3], d[5], d[7], 2, odd);
+  } else {
+    k10_even(0, DC_P1(in, q), d[2], d[4], d[6], &tmp20, &tmp21, &tmp22, &tmp23, &tmp24, 1);
+    k10_odd(0, d[1], d[3], d[5], d[7], 2, odd);
+  }
   tmp10 = odd[0]; tmp11 = odd[1]; tmp12 = odd[2]; tmp13 = odd[3]; tmp14 = odd[4];
   o[0] = TRUNC_SHR11(ADD(tmp20, tmp10)); o[9] = TRUNC_SHR11(SUB(tmp20, tmp10));
   o[1] = TRUNC_SHR11(ADD(tmp21, tmp11)); o[8] = TRUNC_SHR11(SUB(tmp21, tmp11));
@@ -366,9 +402,8 @@ VECTOR_TARGET static void idct_10x10(j_decompress_ptr cinfo, jpeg_component_info
 
   for (int r0 = 0; r0 < 10; r0 += 8) {
     transpose_rows(o, r0, 10, c);
-    k10_even(DC_P2(c[0]), c[2], c[4], c[6], &tmp20, &tmp21, &tmp22, &tmp23,
-             &tmp24, 0);
-    k10_odd(c[1], c[3], c[5], c[7], 13, odd);
+    k10_even(0, DC_P2(c[0]), c[2], c[4], c[6], &tmp20, &tmp21, &tmp22, &tmp23, &tmp24, 0);
+    k10_odd(0, c[1], c[3], c[5], c[7], 13, odd);
     tmp10 = odd[0]; tmp11 = odd[1]; tmp12 = odd[2]; tmp13 = odd[3]; tmp14 = odd[4];
     x[0] = ADD(tmp20, tmp10); x[9] = SUB(tmp20, tmp10);
     x[1] = ADD(tmp21, tmp11); x[8] = SUB(tmp21, tmp11);
@@ -380,7 +415,7 @@ VECTOR_TARGET static void idct_10x10(j_decompress_ptr cinfo, jpeg_component_info
 }
 
 // MARK: 14x14
-static inline VECTOR_TARGET void k14_even(V z1, V in2, V in4, V in6, V *t, int pass1)
+KERNEL k14_even(int wide, V z1, V in2, V in4, V in6, V *t, int pass1)
 {
   // t[0..6] = tmp20..tmp26
   V z4 = in4, z2, z3, tmp10, tmp11, tmp12, tmp13, tmp14, tmp15;
@@ -405,7 +440,7 @@ static inline VECTOR_TARGET void k14_even(V z1, V in2, V in4, V in6, V *t, int p
 // The odd part of the 14-point kernel, the same in both passes (libjpeg writes it out in each):
 // z1, z2, z3, z4 are inputs 1, 3, 5 and 7; tmp10 to tmp16 go to odd[0..6], tmp13 scaled by
 // `shift` (PASS1_BITS in pass 1, CONST_BITS in pass 2), the others by CONST_BITS.
-static inline VECTOR_TARGET void k14_odd(V z1, V z2, V z3, V z4, int shift, V *odd)
+KERNEL k14_odd(int wide, V z1, V z2, V z3, V z4, int shift, V *odd)
 {
   const V z4_scaled = SHL(z4, 13), z13 = ADD(z1, z3);
   V tmp11 = MULC(ADD(z1, z2), 10935), tmp12 = MULC(z13, 9810), tmp14 = MULC(z13, 6164);
@@ -431,8 +466,15 @@ VECTOR_TARGET static void idct_14x14(j_decompress_ptr cinfo, jpeg_component_info
   V tmp10, tmp11, tmp12, tmp13, tmp14, tmp15, tmp16;
   (void)cinfo;
 
-  k14_even(DC_P1(in, q), deq(in, q, 2), deq(in, q, 4), deq(in, q, 6), t, 1);
-  k14_odd(deq(in, q, 1), deq(in, q, 3), deq(in, q, 5), deq(in, q, 7), 2, odd);
+  V d[8];
+  for (int k = 1; k < 8; k++) d[k] = deq(in, q, k);
+  if (needs_wide(d, 1, 7)) {
+    k14_even(1, DC_P1(in, q), d[2], d[4], d[6], t, 1);
+    k14_odd(1, d[1], d[3], d[5], d[7], 2, odd);
+  } else {
+    k14_even(0, DC_P1(in, q), d[2], d[4], d[6], t, 1);
+    k14_odd(0, d[1], d[3], d[5], d[7], 2, odd);
+  }
   tmp10 = odd[0]; tmp11 = odd[1]; tmp12 = odd[2]; tmp13 = odd[3]; tmp14 = odd[4]; tmp15 = odd[5];
   tmp16 = odd[6];
   o[0] = TRUNC_SHR11(ADD(t[0], tmp10)); o[13] = TRUNC_SHR11(SUB(t[0], tmp10));
@@ -445,8 +487,8 @@ VECTOR_TARGET static void idct_14x14(j_decompress_ptr cinfo, jpeg_component_info
 
   for (int r0 = 0; r0 < 14; r0 += 8) {
     transpose_rows(o, r0, 14, c);
-    k14_even(DC_P2(c[0]), c[2], c[4], c[6], t, 0);
-    k14_odd(c[1], c[3], c[5], c[7], 13, odd);
+    k14_even(0, DC_P2(c[0]), c[2], c[4], c[6], t, 0);
+    k14_odd(0, c[1], c[3], c[5], c[7], 13, odd);
     tmp10 = odd[0]; tmp11 = odd[1]; tmp12 = odd[2]; tmp13 = odd[3]; tmp14 = odd[4]; tmp15 = odd[5];
     tmp16 = odd[6];
     x[0] = ADD(t[0], tmp10); x[13] = SUB(t[0], tmp10);
