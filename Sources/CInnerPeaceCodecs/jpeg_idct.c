@@ -27,32 +27,55 @@
 #define VECTOR_TARGET __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl")))
 
 typedef __m512i V;
-#define ADD(a, b)  _mm512_add_epi64(a, b)
-#define SUB(a, b)  _mm512_sub_epi64(a, b)
-// Every kernel below takes `wide`: a constant at each call, so each is compiled both ways.
-#define MULC(a, c) mulc(a, c, wide)
-#define SHL(a, n)  _mm512_slli_epi64(a, n)
-#define SRA(a, n)  _mm512_srai_epi64(a, n)
-#define C64(c)     _mm512_set1_epi64(c)
+
+// How the arithmetic below is done: ADD, SUB, MULC (a product by a constant), SHL and SRA follow
+// the `lanes` in scope, a constant wherever they are used (each kernel takes it, and is inlined at
+// every call, so each is compiled for each kind it is called with).
+// - wide64: 64-bit lanes, products in 64 bits (vpmullq): libjpeg's JLONG arithmetic exactly.
+// - narrow64: 64-bit lanes, products by vpmuldq, which multiplies each lane's low 32 bits
+//   sign-extended (vpmullq costs three of its one on Intel's cores). The same 64-bit product when
+//   every lane's value fits in 32 bits (pass 1 of a block whose dequantized coefficients are all
+//   under 2^28 in magnitude: no kernel multiplies a sum of more than four), and the same low 32
+//   bits whatever the lanes hold.
+// - dwords32: 32-bit lanes, sixteen of them: the same low 32 bits as JLONG.
+// Pass 2 needs no more than the low 32 bits: it only adds, subtracts, shifts left and multiplies,
+// which carry no high bit down, and libjpeg reads its sums at bits 18 to 27 alone.
+enum lanes { wide64, narrow64, dwords32 };
+#define ADD(a, b)  vector_add(a, b, lanes)
+#define SUB(a, b)  vector_sub(a, b, lanes)
+#define MULC(a, c) vector_mulc(a, c, lanes)
+#define SHL(a, n)  (lanes == dwords32 ? _mm512_slli_epi32(a, n) : _mm512_slli_epi64(a, n))
+#define SRA(a, n)  (lanes == dwords32 ? _mm512_srai_epi32(a, n) : _mm512_srai_epi64(a, n))
+
+#define ALWAYS_INLINE static inline __attribute__((always_inline)) VECTOR_TARGET
+// A kernel: inlined at each call, where its `lanes` is a constant.
+#define KERNEL ALWAYS_INLINE void
+
+ALWAYS_INLINE V vector_add(V a, V b, enum lanes lanes)
+{
+  return lanes == dwords32 ? _mm512_add_epi32(a, b) : _mm512_add_epi64(a, b);
+}
+
+ALWAYS_INLINE V vector_sub(V a, V b, enum lanes lanes)
+{
+  return lanes == dwords32 ? _mm512_sub_epi32(a, b) : _mm512_sub_epi64(a, b);
+}
+
+ALWAYS_INLINE V vector_mulc(V a, int c, enum lanes lanes)
+{
+  switch (lanes) {
+  case wide64: return _mm512_mullo_epi64(a, _mm512_set1_epi64(c));
+  case narrow64: return _mm512_mul_epi32(a, _mm512_set1_epi64(c));
+  default: return _mm512_mullo_epi32(a, _mm512_set1_epi32(c));
+  }
+}
 
 // libjpeg's (int)RIGHT_SHIFT(x, 11) (after pass 1), and (int)x, sign-extended back to 64 bits.
-#define TRUNC_SHR11(x) SRA(SHL(x, 21), 32)
-#define TRUNC32(x)     SRA(SHL(x, 32), 32)
-
-// A kernel: inlined at each call, where its `wide` is a constant.
-#define KERNEL static inline __attribute__((always_inline)) VECTOR_TARGET void
-
-// A product by a constant. `wide`: in 64 bits (vpmullq, which costs three of vpmuldq's one on
-// Intel's cores). Otherwise vpmuldq, the product of each lane's low 32 bits sign-extended: the same
-// 64-bit product when every lane's value fits in 32 bits (pass 1 of a block whose dequantized
-// coefficients are all under 2^28 in magnitude: no kernel multiplies a sum of more than four), and
-// the same low 32 bits whatever the lane holds. Pass 2 needs no more than those: it only adds,
-// subtracts, shifts left and multiplies, which carry no high bit down, and libjpeg reads its sums
-// at bits 18 to 27 alone.
-static inline __attribute__((always_inline)) VECTOR_TARGET V mulc(V a, long long c, int wide)
-{
-  return wide ? _mm512_mullo_epi64(a, _mm512_set1_epi64(c)) : _mm512_mul_epi32(a, _mm512_set1_epi64(c));
-}
+#define TRUNC_SHR11(x) _mm512_srai_epi64(_mm512_slli_epi64(x, 21), 32)
+#define TRUNC32(x)     _mm512_srai_epi64(_mm512_slli_epi64(x, 32), 32)
+// Pass 1's DC term, with its rounding (64-bit lanes), and pass 2's (any lanes).
+#define DC_P1(in, q)   _mm512_add_epi64(_mm512_slli_epi64(deq(in, q, 0), 13), _mm512_set1_epi64(1 << 10))
+#define DC_P2(c0)      SHL(ADD(c0, lanes == dwords32 ? _mm512_set1_epi32(16) : _mm512_set1_epi64(16)), 13)
 
 // Whether pass 1 must multiply in 64 bits: some of rows[first..last] (dequantized coefficients)
 // is 2^28 or more in magnitude. Never so for a real photo's coefficients (at most 2^16).
@@ -100,9 +123,9 @@ static inline VECTOR_TARGET void transpose8(V r0, V r1, V r2, V r3, V r4, V r5, 
 static inline VECTOR_TARGET V pack4(V x0, V x1, V x2, V x3)
 {
   V w = _mm512_srli_epi64(x0, 12);
-  w = _mm512_mask_blend_epi16(0x22222222, w, SHL(x1, 4));
-  w = _mm512_mask_blend_epi16(0x44444444, w, SHL(x2, 20));
-  w = _mm512_mask_blend_epi16(0x88888888, w, SHL(x3, 36));
+  w = _mm512_mask_blend_epi16(0x22222222, w, _mm512_slli_epi64(x1, 4));
+  w = _mm512_mask_blend_epi16(0x44444444, w, _mm512_slli_epi64(x2, 20));
+  w = _mm512_mask_blend_epi16(0x88888888, w, _mm512_slli_epi64(x3, 36));
   return _mm512_srai_epi16(w, 6);
 }
 
@@ -142,11 +165,72 @@ static inline VECTOR_TARGET void storeN(const V *x, int N, JSAMPARRAY out, int r
 #undef XI
 }
 
+// Pass 1's rows o[0..n-1] (n <= 16: eight columns in 64-bit lanes, each value in the low 32 bits)
+// as pass 2's inputs in 32-bit lanes: c[k]'s lane r is row r's column k (rows n to 15 repeat row
+// n - 1). Each pair of rows r and r + 8 is joined first, so that two 8 x 8 transposes run at once,
+// one in each half.
+static inline VECTOR_TARGET void transpose_dwords(const V *o, int n, V *c)
+{
+  const V evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  V p[8], t[8], u[8];
+  for (int r = 0; r < 8; r++) p[r] = _mm512_permutex2var_epi32(o[r < n ? r : n - 1], evens, o[r + 8 < n ? r + 8 : n - 1]);
+  for (int r = 0; r < 8; r += 2) {
+    t[r] = _mm512_unpacklo_epi32(p[r], p[r + 1]);
+    t[r + 1] = _mm512_unpackhi_epi32(p[r], p[r + 1]);
+  }
+  for (int h = 0; h < 8; h += 4) {
+    u[h] = _mm512_unpacklo_epi64(t[h], t[h + 2]);      // columns 0 and 4 of rows h..h+3
+    u[h + 1] = _mm512_unpackhi_epi64(t[h], t[h + 2]);  // 1 and 5
+    u[h + 2] = _mm512_unpacklo_epi64(t[h + 1], t[h + 3]);  // 2 and 6
+    u[h + 3] = _mm512_unpackhi_epi64(t[h + 1], t[h + 3]);  // 3 and 7
+  }
+  const V low = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13), high = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
+  for (int k = 0; k < 4; k++) {
+    c[k] = _mm512_permutex2var_epi64(u[k], low, u[k + 4]);
+    c[k + 4] = _mm512_permutex2var_epi64(u[k], high, u[k + 4]);
+  }
+}
+
+// Range-limits and stores N output columns x[0..N-1] (16 lanes = rows 0..15, the sums before the
+// final shift, in their low 32 bits) at `col` of rows 0..nrows-1; N <= 16.
+static inline VECTOR_TARGET void store_dwords(const V *x, int N, JSAMPARRAY out, int nrows, JDIMENSION col)
+{
+#define XI(i) x[(i) < N ? (i) : N - 1]
+  // Columns 2j and 2j + 1 in the words of each lane: bits 18 to 27 of each sum, sign-extended.
+  V w[8];
+  for (int j = 0; j < 8; j++) {
+    V pair = _mm512_mask_blend_epi16(0xAAAAAAAA, _mm512_srli_epi32(XI(2 * j), 12), _mm512_slli_epi32(XI(2 * j + 1), 4));
+    w[j] = _mm512_srai_epi16(pair, 6);
+  }
+#undef XI
+  // Bytes (saturated: the range limit), each 128-bit lane's four rows in its four dwords: q[m]
+  // holds columns 4m to 4m + 3.
+  const V flip = _mm512_set1_epi8((char)0x80);
+  const V rows_in_dwords = _mm512_broadcast_i32x4(
+    _mm_setr_epi8(0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15));
+  V q[4];
+  for (int m = 0; m < 4; m++)
+    q[m] = _mm512_xor_si512(_mm512_shuffle_epi8(_mm512_packs_epi16(w[2 * m], w[2 * m + 1]), rows_in_dwords), flip);
+  // row[i]'s 128-bit lane L: row 4L + i, columns 0 to 15.
+  const V a_low = _mm512_unpacklo_epi32(q[0], q[1]), b_low = _mm512_unpacklo_epi32(q[2], q[3]);
+  const V a_high = _mm512_unpackhi_epi32(q[0], q[1]), b_high = _mm512_unpackhi_epi32(q[2], q[3]);
+  const V row[4] = {_mm512_unpacklo_epi64(a_low, b_low), _mm512_unpackhi_epi64(a_low, b_low),
+                    _mm512_unpacklo_epi64(a_high, b_high), _mm512_unpackhi_epi64(a_high, b_high)};
+  const __mmask16 m = (__mmask16)((1u << N) - 1);
+  for (int i = 0; i < 4; i++) {
+    V lanes_left = row[i];
+    for (int r = i; r < nrows; r += 4) {
+      _mm_mask_storeu_epi8(out[r] + col, m, _mm512_castsi512_si128(lanes_left));
+      lanes_left = _mm512_alignr_epi32(lanes_left, lanes_left, 4);
+    }
+  }
+}
+
 // MARK: 12x12
 
 // The 12-point kernel on 8 inputs, the same in both passes; z3 is the DC term (scaled, with the
 // pass's rounding). o[0..11] are the sums before the pass's shift, in output order.
-KERNEL k12(int wide, V z3, V in1, V in2, V in3, V in4, V in5, V in6, V in7, V *o)
+KERNEL k12(enum lanes lanes, V z3, V in1, V in2, V in3, V in4, V in5, V in6, V in7, V *o)
 {
   V z1, z2, z4, tmp10, tmp11, tmp12, tmp13, tmp14, tmp15;
   V tmp20, tmp21, tmp22, tmp23, tmp24, tmp25;
@@ -203,28 +287,22 @@ VECTOR_TARGET static void idct_12x12(j_decompress_ptr cinfo, jpeg_component_info
   // Pass 1: columns in lanes
   {
     V d[8];
-    for (int k = 0; k < 8; k++) d[k] = deq(in, q, k);
-    V z3 = ADD(SHL(d[0], 13), C64(1 << 10));
+    for (int k = 1; k < 8; k++) d[k] = deq(in, q, k);
     if (needs_wide(d, 1, 7))
-      k12(1, z3, d[1], d[2], d[3], d[4], d[5], d[6], d[7], o);
+      k12(wide64, DC_P1(in, q), d[1], d[2], d[3], d[4], d[5], d[6], d[7], o);
     else
-      k12(0, z3, d[1], d[2], d[3], d[4], d[5], d[6], d[7], o);
-    for (int i = 0; i < 12; i++) o[i] = TRUNC_SHR11(o[i]);
+      k12(narrow64, DC_P1(in, q), d[1], d[2], d[3], d[4], d[5], d[6], d[7], o);
   }
 
-  // Pass 2, rows 0..7
-  transpose8(o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7], c);
-  k12(0, SHL(ADD(c[0], C64(16)), 13), c[1], c[2], c[3], c[4], c[5], c[6], c[7], x);
-  storeN(x, 12, output_buf, 0, 8, output_col);
-
-  // Pass 2, rows 8..11 (lanes 4..7 duplicate and are discarded)
-  transpose8(o[8], o[9], o[10], o[11], o[8], o[9], o[10], o[11], c);
-  k12(0, SHL(ADD(c[0], C64(16)), 13), c[1], c[2], c[3], c[4], c[5], c[6], c[7], x);
-  storeN(x, 12, output_buf, 8, 4, output_col);
+  // Pass 2: the twelve rows in 32-bit lanes; (int)RIGHT_SHIFT(x, 11) is the low half of x >> 11.
+  {
+    const enum lanes lanes = dwords32;
+    for (int i = 0; i < 12; i++) o[i] = _mm512_srli_epi64(o[i], 11);
+    transpose_dwords(o, 12, c);
+    k12(lanes, DC_P2(c[0]), c[1], c[2], c[3], c[4], c[5], c[6], c[7], x);
+    store_dwords(x, 12, output_buf, 12, output_col);
+  }
 }
-
-
-
 
 #define R(i) o[(i) < n ? (i) : n - 1]
 // transpose rows r0.. of o[] (n rows total, padded by repetition)
@@ -235,11 +313,9 @@ static inline VECTOR_TARGET void transpose_rows(const V *o, int r0, int n, V *c)
 }
 #undef R
 
-#define DC_P1(in, q)  ADD(SHL(deq(in, q, 0), 13), C64(1 << 10))
-#define DC_P2(c0)     SHL(ADD(c0, C64(16)), 13)
 
 // MARK: 7x7: same kernel in both passes
-KERNEL k7(int wide, V tmp13, const V *in, V *o)
+KERNEL k7(enum lanes lanes, V tmp13, const V *in, V *o)
 {
   V z1 = in[2], z2 = in[4], z3 = in[6], tmp0, tmp1, tmp2, tmp10, tmp11, tmp12;
   tmp10 = MULC(SUB(z2, z3), 7223);
@@ -268,7 +344,7 @@ KERNEL k7(int wide, V tmp13, const V *in, V *o)
 }
 
 // MARK: 5x5: same kernel in both passes
-KERNEL k5(int wide, V tmp12, const V *in, V *o)
+KERNEL k5(enum lanes lanes, V tmp12, const V *in, V *o)
 {
   V tmp0 = in[2], tmp1 = in[4], z1, z2, z3, tmp10, tmp11;
   z1 = MULC(ADD(tmp0, tmp1), 6476);
@@ -290,17 +366,18 @@ KERNEL k5(int wide, V tmp12, const V *in, V *o)
 // with the pass's rounding) and the inputs in[1..size-1], and gives the size's outputs.
 static inline __attribute__((always_inline)) VECTOR_TARGET void idct_same_kernel(
     const jpeg_component_info *compptr, JCOEFPTR coef_block, JSAMPARRAY output_buf, JDIMENSION output_col,
-    int size, void (*kernel)(int, V, const V *, V *))
+    int size, void (*kernel)(enum lanes, V, const V *, V *))
 {
   const short *q = (const short *)compptr->dct_table;
   const JCOEF *in = coef_block;
   V inputs[8], o[8], c[8], x[8];
   for (int k = 1; k < size; k++) inputs[k] = deq(in, q, k);
   // Pass 1 in 64 bits: these kernels have few products, and a check per block would cost more.
-  kernel(1, DC_P1(in, q), inputs, o);
+  kernel(wide64, DC_P1(in, q), inputs, o);
   for (int i = 0; i < size; i++) o[i] = TRUNC_SHR11(o[i]);
   transpose_rows(o, 0, size, c);
-  kernel(0, DC_P2(c[0]), c, x);
+  const enum lanes lanes = narrow64;
+  kernel(lanes, DC_P2(c[0]), c, x);
   storeN(x, size, output_buf, 0, size, output_col);
 }
 
@@ -321,7 +398,7 @@ VECTOR_TARGET static void idct_7x7(j_decompress_ptr cinfo, jpeg_component_info *
 // MARK: 6x6: libjpeg's pass 1 shifts its even term's difference and scales the odd one by
 // PASS1_BITS before they meet; adding them scaled by CONST_BITS and shifting the sum gives the same
 // value ((a + (b << 13)) >> 11 = (a >> 11) + (b << 2)), so pass 2's form serves both passes.
-KERNEL k6(int wide, V dc, const V *in, V *o)
+KERNEL k6(enum lanes lanes, V dc, const V *in, V *o)
 {
   const V c4 = MULC(in[4], 5793), even_sum = ADD(dc, c4), even_difference = SUB(SUB(dc, c4), c4);
   const V c2 = MULC(in[2], 10033), even_high = ADD(even_sum, c2), even_low = SUB(even_sum, c2);
@@ -341,7 +418,7 @@ VECTOR_TARGET static void idct_6x6(j_decompress_ptr cinfo, jpeg_component_info *
 }
 
 // MARK: 10x10
-KERNEL k10_even(int wide, V z3, V in2, V in4, V in6, V *tmp20, V *tmp21, V *tmp22, V *tmp23,
+KERNEL k10_even(enum lanes lanes, V z3, V in2, V in4, V in6, V *tmp20, V *tmp21, V *tmp22, V *tmp23,
                 V *tmp24, int pass1)
 {
   V z4 = in4, z1, z2, tmp10, tmp11, tmp12, tmp13;
@@ -362,7 +439,7 @@ KERNEL k10_even(int wide, V z3, V in2, V in4, V in6, V *tmp20, V *tmp21, V *tmp2
 // The odd part of the 10-point kernel, the same in both passes (libjpeg writes it out in each):
 // z1, z2, z3, z4 are inputs 1, 3, 5 and 7; tmp10 to tmp14 go to odd[0..4], tmp12 scaled by
 // `shift` (PASS1_BITS in pass 1, CONST_BITS in pass 2), the others by CONST_BITS.
-KERNEL k10_odd(int wide, V z1, V z2, V z3, V z4, int shift, V *odd)
+KERNEL k10_odd(enum lanes lanes, V z1, V z2, V z3, V z4, int shift, V *odd)
 {
   const V tmp11 = ADD(z2, z4), tmp13 = SUB(z2, z4), tmp12 = MULC(tmp13, 2531), z5 = SHL(z3, 13);
   V w2 = MULC(tmp11, 7791), w4 = ADD(z5, tmp12);
@@ -380,42 +457,47 @@ VECTOR_TARGET static void idct_10x10(j_decompress_ptr cinfo, jpeg_component_info
 {
   const short *q = (const short *)compptr->dct_table;
   const JCOEF *in = coef_block;
-  V o[10], c[8], x[10];
-  V tmp10, tmp11, tmp12, tmp13, tmp14, tmp20, tmp21, tmp22, tmp23, tmp24, odd[5];
+  V o[10], c[8], x[10], even[5], odd[5], d[8];
   (void)cinfo;
 
-  V d[8];
+  // Pass 1: columns in 64-bit lanes. Pass 2 reads the low 32 bits of o[]: (int)RIGHT_SHIFT(x, 11)
+  // is the low half of x >> 11, and (int)x of x.
   for (int k = 1; k < 8; k++) d[k] = deq(in, q, k);
   if (needs_wide(d, 1, 7)) {
-    k10_even(1, DC_P1(in, q), d[2], d[4], d[6], &tmp20, &tmp21, &tmp22, &tmp23, &tmp24, 1);
-    k10_odd(1, d[1], d[3], d[5], d[7], 2, odd);
+    k10_even(wide64, DC_P1(in, q), d[2], d[4], d[6], &even[0], &even[1], &even[2], &even[3], &even[4], 1);
+    k10_odd(wide64, d[1], d[3], d[5], d[7], 2, odd);
   } else {
-    k10_even(0, DC_P1(in, q), d[2], d[4], d[6], &tmp20, &tmp21, &tmp22, &tmp23, &tmp24, 1);
-    k10_odd(0, d[1], d[3], d[5], d[7], 2, odd);
+    k10_even(narrow64, DC_P1(in, q), d[2], d[4], d[6], &even[0], &even[1], &even[2], &even[3], &even[4], 1);
+    k10_odd(narrow64, d[1], d[3], d[5], d[7], 2, odd);
   }
-  tmp10 = odd[0]; tmp11 = odd[1]; tmp12 = odd[2]; tmp13 = odd[3]; tmp14 = odd[4];
-  o[0] = TRUNC_SHR11(ADD(tmp20, tmp10)); o[9] = TRUNC_SHR11(SUB(tmp20, tmp10));
-  o[1] = TRUNC_SHR11(ADD(tmp21, tmp11)); o[8] = TRUNC_SHR11(SUB(tmp21, tmp11));
-  o[2] = TRUNC32(ADD(tmp22, tmp12));     o[7] = TRUNC32(SUB(tmp22, tmp12));
-  o[3] = TRUNC_SHR11(ADD(tmp23, tmp13)); o[6] = TRUNC_SHR11(SUB(tmp23, tmp13));
-  o[4] = TRUNC_SHR11(ADD(tmp24, tmp14)); o[5] = TRUNC_SHR11(SUB(tmp24, tmp14));
+  {
+    const enum lanes lanes = narrow64;
+    for (int i = 0; i < 5; i++) {
+      o[i] = ADD(even[i], odd[i]);
+      o[9 - i] = SUB(even[i], odd[i]);
+      if (i != 2) {  // tmp22 was shifted already
+        o[i] = _mm512_srli_epi64(o[i], 11);
+        o[9 - i] = _mm512_srli_epi64(o[9 - i], 11);
+      }
+    }
+  }
 
-  for (int r0 = 0; r0 < 10; r0 += 8) {
-    transpose_rows(o, r0, 10, c);
-    k10_even(0, DC_P2(c[0]), c[2], c[4], c[6], &tmp20, &tmp21, &tmp22, &tmp23, &tmp24, 0);
-    k10_odd(0, c[1], c[3], c[5], c[7], 13, odd);
-    tmp10 = odd[0]; tmp11 = odd[1]; tmp12 = odd[2]; tmp13 = odd[3]; tmp14 = odd[4];
-    x[0] = ADD(tmp20, tmp10); x[9] = SUB(tmp20, tmp10);
-    x[1] = ADD(tmp21, tmp11); x[8] = SUB(tmp21, tmp11);
-    x[2] = ADD(tmp22, tmp12); x[7] = SUB(tmp22, tmp12);
-    x[3] = ADD(tmp23, tmp13); x[6] = SUB(tmp23, tmp13);
-    x[4] = ADD(tmp24, tmp14); x[5] = SUB(tmp24, tmp14);
-    storeN(x, 10, output_buf, r0, r0 == 0 ? 8 : 2, output_col);
+  // Pass 2: the ten rows in 32-bit lanes.
+  {
+    const enum lanes lanes = dwords32;
+    transpose_dwords(o, 10, c);
+    k10_even(lanes, DC_P2(c[0]), c[2], c[4], c[6], &even[0], &even[1], &even[2], &even[3], &even[4], 0);
+    k10_odd(lanes, c[1], c[3], c[5], c[7], 13, odd);
+    for (int i = 0; i < 5; i++) {
+      x[i] = ADD(even[i], odd[i]);
+      x[9 - i] = SUB(even[i], odd[i]);
+    }
+    store_dwords(x, 10, output_buf, 10, output_col);
   }
 }
 
 // MARK: 14x14
-KERNEL k14_even(int wide, V z1, V in2, V in4, V in6, V *t, int pass1)
+KERNEL k14_even(enum lanes lanes, V z1, V in2, V in4, V in6, V *t, int pass1)
 {
   // t[0..6] = tmp20..tmp26
   V z4 = in4, z2, z3, tmp10, tmp11, tmp12, tmp13, tmp14, tmp15;
@@ -440,7 +522,7 @@ KERNEL k14_even(int wide, V z1, V in2, V in4, V in6, V *t, int pass1)
 // The odd part of the 14-point kernel, the same in both passes (libjpeg writes it out in each):
 // z1, z2, z3, z4 are inputs 1, 3, 5 and 7; tmp10 to tmp16 go to odd[0..6], tmp13 scaled by
 // `shift` (PASS1_BITS in pass 1, CONST_BITS in pass 2), the others by CONST_BITS.
-KERNEL k14_odd(int wide, V z1, V z2, V z3, V z4, int shift, V *odd)
+KERNEL k14_odd(enum lanes lanes, V z1, V z2, V z3, V z4, int shift, V *odd)
 {
   const V z4_scaled = SHL(z4, 13), z13 = ADD(z1, z3);
   V tmp11 = MULC(ADD(z1, z2), 10935), tmp12 = MULC(z13, 9810), tmp14 = MULC(z13, 6164);
@@ -462,43 +544,42 @@ VECTOR_TARGET static void idct_14x14(j_decompress_ptr cinfo, jpeg_component_info
 {
   const short *q = (const short *)compptr->dct_table;
   const JCOEF *in = coef_block;
-  V o[14], c[8], x[14], t[7], odd[7];
-  V tmp10, tmp11, tmp12, tmp13, tmp14, tmp15, tmp16;
+  V o[14], c[8], x[14], t[7], odd[7], d[8];
   (void)cinfo;
 
-  V d[8];
+  // Pass 1: columns in 64-bit lanes. Pass 2 reads the low 32 bits of o[]: (int)RIGHT_SHIFT(x, 11)
+  // is the low half of x >> 11, and (int)x of x.
   for (int k = 1; k < 8; k++) d[k] = deq(in, q, k);
   if (needs_wide(d, 1, 7)) {
-    k14_even(1, DC_P1(in, q), d[2], d[4], d[6], t, 1);
-    k14_odd(1, d[1], d[3], d[5], d[7], 2, odd);
+    k14_even(wide64, DC_P1(in, q), d[2], d[4], d[6], t, 1);
+    k14_odd(wide64, d[1], d[3], d[5], d[7], 2, odd);
   } else {
-    k14_even(0, DC_P1(in, q), d[2], d[4], d[6], t, 1);
-    k14_odd(0, d[1], d[3], d[5], d[7], 2, odd);
+    k14_even(narrow64, DC_P1(in, q), d[2], d[4], d[6], t, 1);
+    k14_odd(narrow64, d[1], d[3], d[5], d[7], 2, odd);
   }
-  tmp10 = odd[0]; tmp11 = odd[1]; tmp12 = odd[2]; tmp13 = odd[3]; tmp14 = odd[4]; tmp15 = odd[5];
-  tmp16 = odd[6];
-  o[0] = TRUNC_SHR11(ADD(t[0], tmp10)); o[13] = TRUNC_SHR11(SUB(t[0], tmp10));
-  o[1] = TRUNC_SHR11(ADD(t[1], tmp11)); o[12] = TRUNC_SHR11(SUB(t[1], tmp11));
-  o[2] = TRUNC_SHR11(ADD(t[2], tmp12)); o[11] = TRUNC_SHR11(SUB(t[2], tmp12));
-  o[3] = TRUNC32(ADD(t[3], tmp13));     o[10] = TRUNC32(SUB(t[3], tmp13));
-  o[4] = TRUNC_SHR11(ADD(t[4], tmp14)); o[9] = TRUNC_SHR11(SUB(t[4], tmp14));
-  o[5] = TRUNC_SHR11(ADD(t[5], tmp15)); o[8] = TRUNC_SHR11(SUB(t[5], tmp15));
-  o[6] = TRUNC_SHR11(ADD(t[6], tmp16)); o[7] = TRUNC_SHR11(SUB(t[6], tmp16));
+  {
+    const enum lanes lanes = narrow64;
+    for (int i = 0; i < 7; i++) {
+      o[i] = ADD(t[i], odd[i]);
+      o[13 - i] = SUB(t[i], odd[i]);
+      if (i != 3) {  // tmp23 was shifted already
+        o[i] = _mm512_srli_epi64(o[i], 11);
+        o[13 - i] = _mm512_srli_epi64(o[13 - i], 11);
+      }
+    }
+  }
 
-  for (int r0 = 0; r0 < 14; r0 += 8) {
-    transpose_rows(o, r0, 14, c);
-    k14_even(0, DC_P2(c[0]), c[2], c[4], c[6], t, 0);
-    k14_odd(0, c[1], c[3], c[5], c[7], 13, odd);
-    tmp10 = odd[0]; tmp11 = odd[1]; tmp12 = odd[2]; tmp13 = odd[3]; tmp14 = odd[4]; tmp15 = odd[5];
-    tmp16 = odd[6];
-    x[0] = ADD(t[0], tmp10); x[13] = SUB(t[0], tmp10);
-    x[1] = ADD(t[1], tmp11); x[12] = SUB(t[1], tmp11);
-    x[2] = ADD(t[2], tmp12); x[11] = SUB(t[2], tmp12);
-    x[3] = ADD(t[3], tmp13); x[10] = SUB(t[3], tmp13);
-    x[4] = ADD(t[4], tmp14); x[9] = SUB(t[4], tmp14);
-    x[5] = ADD(t[5], tmp15); x[8] = SUB(t[5], tmp15);
-    x[6] = ADD(t[6], tmp16); x[7] = SUB(t[6], tmp16);
-    storeN(x, 14, output_buf, r0, r0 == 0 ? 8 : 6, output_col);
+  // Pass 2: the fourteen rows in 32-bit lanes.
+  {
+    const enum lanes lanes = dwords32;
+    transpose_dwords(o, 14, c);
+    k14_even(lanes, DC_P2(c[0]), c[2], c[4], c[6], t, 0);
+    k14_odd(lanes, c[1], c[3], c[5], c[7], 13, odd);
+    for (int i = 0; i < 7; i++) {
+      x[i] = ADD(t[i], odd[i]);
+      x[13 - i] = SUB(t[i], odd[i]);
+    }
+    store_dwords(x, 14, output_buf, 14, output_col);
   }
 }
 
