@@ -7,13 +7,15 @@
 // what libjpeg runs when a JPEG is decoded at 5/8, 6/8 or 7/8 of its size (the chroma of a 4:2:0
 // file at twice the luma's size), which is how a zoomed crop of a photo is decoded.
 //
-// - The arithmetic the C code does in JLONG (64 bits) is done in 64-bit lanes, so nothing
+// - Pass 1 does the arithmetic the C code does in JLONG (64 bits) in 64-bit lanes, so nothing
 //   overflows differently: a dequantized coefficient is a short times a short (at most 2^30 in
 //   magnitude), and no product or sum reaches 2^51. libjpeg's casts to int are reproduced where
-//   it makes them (the low 32 bits, sign-extended). The products by constants take each lane's low
-//   32 bits (vpmuldq) where that gives the same result (`mulc`, below): vpmullq is slow on Intel.
-// - Pass 1 (columns) takes the eight columns in eight lanes; its rows are transposed, and pass 2
-//   takes up to eight rows in the lanes.
+//   it makes them (the low 32 bits). Its products by constants take each lane's low 32 bits
+//   (vpmuldq, a third of vpmullq's cost on Intel) unless a coefficient is too large for that.
+// - Pass 2 only adds, subtracts, shifts left and multiplies, which carry no high bit down, and
+//   libjpeg reads its sums at bits 18 to 27 alone: the low 32 bits of each sum are enough. It
+//   takes the rows in the lanes: up to eight in 64-bit lanes (5x5, 6x6, 7x7), all of them in
+//   sixteen 32-bit lanes (10x10, 12x12, 14x14). `enum lanes`, below, says which.
 // - The range limit (libjpeg's table, read at bits 18 to 27 of each sum) equals
 //   clamp(sign-extended 10 bits, -128, 127) + 128 for all 1,024 entries (the test compares the
 //   table), done with 16-bit shifts, a saturating pack and an xor with 0x80; masked stores write
@@ -173,7 +175,8 @@ static inline VECTOR_TARGET void transpose_dwords(const V *o, int n, V *c)
 {
   const V evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   V p[8], t[8], u[8];
-  for (int r = 0; r < 8; r++) p[r] = _mm512_permutex2var_epi32(o[r < n ? r : n - 1], evens, o[r + 8 < n ? r + 8 : n - 1]);
+  for (int r = 0; r < 8; r++)
+    p[r] = _mm512_permutex2var_epi32(o[r < n ? r : n - 1], evens, o[r + 8 < n ? r + 8 : n - 1]);
   for (int r = 0; r < 8; r += 2) {
     t[r] = _mm512_unpacklo_epi32(p[r], p[r + 1]);
     t[r + 1] = _mm512_unpackhi_epi32(p[r], p[r + 1]);
@@ -184,7 +187,8 @@ static inline VECTOR_TARGET void transpose_dwords(const V *o, int n, V *c)
     u[h + 2] = _mm512_unpacklo_epi64(t[h + 1], t[h + 3]);  // 2 and 6
     u[h + 3] = _mm512_unpackhi_epi64(t[h + 1], t[h + 3]);  // 3 and 7
   }
-  const V low = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13), high = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
+  const V low = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13);
+  const V high = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
   for (int k = 0; k < 4; k++) {
     c[k] = _mm512_permutex2var_epi64(u[k], low, u[k + 4]);
     c[k + 4] = _mm512_permutex2var_epi64(u[k], high, u[k + 4]);
@@ -199,7 +203,8 @@ static inline VECTOR_TARGET void store_dwords(const V *x, int N, JSAMPARRAY out,
   // Columns 2j and 2j + 1 in the words of each lane: bits 18 to 27 of each sum, sign-extended.
   V w[8];
   for (int j = 0; j < 8; j++) {
-    V pair = _mm512_mask_blend_epi16(0xAAAAAAAA, _mm512_srli_epi32(XI(2 * j), 12), _mm512_slli_epi32(XI(2 * j + 1), 4));
+    const V pair =
+      _mm512_mask_blend_epi16(0xAAAAAAAA, _mm512_srli_epi32(XI(2 * j), 12), _mm512_slli_epi32(XI(2 * j + 1), 4));
     w[j] = _mm512_srai_epi16(pair, 6);
   }
 #undef XI
@@ -210,7 +215,8 @@ static inline VECTOR_TARGET void store_dwords(const V *x, int N, JSAMPARRAY out,
     _mm_setr_epi8(0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15));
   V q[4];
   for (int m = 0; m < 4; m++)
-    q[m] = _mm512_xor_si512(_mm512_shuffle_epi8(_mm512_packs_epi16(w[2 * m], w[2 * m + 1]), rows_in_dwords), flip);
+    q[m] =
+      _mm512_xor_si512(_mm512_shuffle_epi8(_mm512_packs_epi16(w[2 * m], w[2 * m + 1]), rows_in_dwords), flip);
   // row[i]'s 128-bit lane L: row 4L + i, columns 0 to 15.
   const V a_low = _mm512_unpacklo_epi32(q[0], q[1]), b_low = _mm512_unpacklo_epi32(q[2], q[3]);
   const V a_high = _mm512_unpackhi_epi32(q[0], q[1]), b_high = _mm512_unpackhi_epi32(q[2], q[3]);
