@@ -22,3 +22,11 @@ final class BackgroundWork<Value: Sendable>: Sendable {
     return result.withLock { $0! }
   }
 }
+
+/// A surface lent to a ``BackgroundWork``: the thread that lends it leaves it alone until it has
+/// waited for that work, which is what makes handing it over safe (a Cairo surface may be used on
+/// any thread, one at a time).
+struct LentSurface: @unchecked Sendable {
+  let surface: ImageSurface
+  init(_ surface: ImageSurface) { self.surface = surface }
+}

@@ -132,9 +132,10 @@ public final class CardRenderer: Sendable {
     // of the text block, or transparent.
     let canvas = try ImageSurface(
       format: request.transparent ? .argb32 : .rgb24, width: geometry.canvas.width, height: geometry.canvas.height)
-    var redecode: BackgroundWork<Result<DecodedPhoto, InnerPeaceError>>?
-    // Joined before returning, whatever happens.
-    defer { _ = redecode?.wait() }
+    // renderOne's background, painted on another thread while this one makes the halo's text
+    // image; its stages' times. Joined before returning, whatever happens.
+    var painting: BackgroundWork<Result<StageTimings, InnerPeaceError>>?
+    defer { _ = painting?.wait() }
     var photo: (crop: FocusCrop, bytes: [UInt8]?)?
     if !request.transparent {
       // What another thread has read meanwhile, with the error it met, which the render meets
@@ -150,14 +151,27 @@ public final class CardRenderer: Sendable {
       let crop = catalog.crop(
         for: pictureName, canvas: (canvas.width, canvas.height), block: fitted.block, detail: checked?.detail)
       let bytes = checked?.bytes ?? read?.bytes
-      // A zoom that needs another decoded size than the other thread's is decoded on a further
-      // thread from now on, while this one makes the halo's text image. The crop is known: only
-      // the part the canvas shows is decoded where it can be.
-      let canvasSize = (width: canvas.width, height: canvas.height)
-      if let prefetch, let bytes, !Self.decodeAlike(bytes, Self.covering(canvasSize, crop), prefetch.covering) {
-        redecode = BackgroundWork { Self.decodeShown(bytes, canvas: canvasSize, crop: crop, name: pictureName) }
+      if let prefetch {
+        // The crop is known: the background is painted on another thread from now on. A zoom that
+        // needs another decoded size than the prefetch's decodes the bytes again there (only the
+        // part the canvas shows, where it can be).
+        let canvasSize = (width: canvas.width, height: canvas.height)
+        let ownDecode = bytes.map { !Self.decodeAlike($0, Self.covering(canvasSize, crop), prefetch.covering) } ?? false
+        let target = LentSurface(canvas)
+        painting = BackgroundWork { [self] in
+          let backgroundClock = StageClock()
+          do throws(InnerPeaceError) {
+            try paintBackground(
+              named: pictureName, crop: crop, on: target.surface, clock: backgroundClock, bytes: bytes,
+              prefetch: ownDecode ? nil : prefetch)
+            return .success(backgroundClock.timings)
+          } catch {
+            return .failure(error)
+          }
+        }
+      } else {
+        photo = (crop, bytes)
       }
-      photo = (crop, bytes)
     }
     // While another thread decodes the photo, the halo's text image, which the photo plays no
     // part in, is made first.
@@ -167,10 +181,15 @@ public final class CardRenderer: Sendable {
       : try HaloText.prepare(
         fitted, geometry: geometry, canvas: (canvas.width, canvas.height),
         keepsCoverage: !request.transparent || probe != nil, clock: clock)
-    if let photo {
-      try paintBackground(
-        named: pictureName, crop: photo.crop, on: canvas, clock: clock, bytes: photo.bytes, prefetch: prefetch,
-        redecode: redecode)
+    if let painting {
+      let timings = try painting.wait().get()
+      for (stage, seconds) in [
+        (StageClock.Stage.decode, timings.decode), (.scale, timings.scale), (.draw, timings.draw),
+      ] {
+        clock.add(seconds: seconds, to: stage)
+      }
+    } else if let photo {
+      try paintBackground(named: pictureName, crop: photo.crop, on: canvas, clock: clock, bytes: photo.bytes)
     }
 
     // The halo text: text layer, its alpha blurred five times, shadows, then the text.
@@ -259,12 +278,11 @@ public final class CardRenderer: Sendable {
   /// decoded and scaled straight into the canvas (then kept, when the cache takes a background of
   /// that size). `bytes` are the photo's bytes when they have just been read and checked
   /// (``Catalog/checkedPicture(_:)``, ``Catalog/readPicture(_:)``); otherwise the file is read
-  /// here. The decoded pixels come from `redecode` when given (the crop's own decode of the part
-  /// the canvas shows, started on another thread), else from `prefetch` (which then decoded the
-  /// size the crop needs, whole), else from decoding the part here.
+  /// here. The decoded pixels come from `prefetch` when given (which then decoded the size the
+  /// crop needs, whole), else from decoding the part here.
   private func paintBackground(
     named name: String, crop: FocusCrop, on canvas: ImageSurface, clock: StageClock, bytes: [UInt8]?,
-    prefetch: PhotoPrefetch? = nil, redecode: BackgroundWork<Result<DecodedPhoto, InnerPeaceError>>? = nil
+    prefetch: PhotoPrefetch? = nil
   ) throws(InnerPeaceError) {
     let key = BackgroundCache.Key(picture: name, width: canvas.width, height: canvas.height, crop: crop)
     if let cached = backgrounds.pixels(for: key) {
@@ -272,7 +290,6 @@ public final class CardRenderer: Sendable {
       return
     }
     var decoded: DecodedPhoto? = try clock.measure(.decode) { () throws(InnerPeaceError) in
-      if let redecode { return try redecode.wait().get() }
       if let prefetch, let prefetched = prefetch.decoded() {
         clock.add(seconds: prefetch.finish(), to: .decode)
         return DecodedPhoto(whole: prefetched)
