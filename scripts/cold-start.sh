@@ -22,7 +22,8 @@
 #    so a change of a step shows even when the timings above are lost in the noise. callgrind
 #    cannot read the release build's DWARF, so it runs a copy with the debug sections stripped
 #    (the symbols stay).
-# CARD_ARGS replaces the card's options (default: a zoomed aqua card, which decodes twice).
+# CARD_ARGS replaces the card's options (default: a zoomed aqua card, which decodes twice);
+# `CARD_ARGS= bash scripts/cold-start.sh` times the issue's own command, a random card each run.
 # Bounded: every loop runs RUNS times. Leaves no probe behind.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,7 +33,7 @@ PEERS=${PEERS:-$PWD/../shared/bench/peers}
 OUT=$(mktemp -d /tmp/innerpeace-cold.XXXXXX)
 trap 'perf probe -q -d "*:step_*" 2>/dev/null || true; rm -rf "$OUT"' EXIT
 # shellcheck disable=SC2206
-CARD=(render --out "$OUT/card.png" ${CARD_ARGS:---seed 3 --quote 2 --picture aqua.jpg})
+CARD=(render --out "$OUT/card.png" ${CARD_ARGS---seed 3 --quote 2 --picture aqua.jpg})
 
 echo "load: $(uptime)"
 QUOTE=$(grep -P '^medium\t' "$PEERS/fixtures/quotes.txt" | cut -f3)
