@@ -424,9 +424,10 @@ VECTOR_TARGET static void idct_6x6(j_decompress_ptr cinfo, jpeg_component_info *
 }
 
 // MARK: 10x10
-KERNEL k10_even(enum lanes lanes, V z3, V in2, V in4, V in6, V *tmp20, V *tmp21, V *tmp22, V *tmp23,
-                V *tmp24, int pass1)
+KERNEL k10_even(enum lanes lanes, V z3, V in2, V in4, V in6, V *t, int pass1)
 {
+  // t[0..4] = tmp20..tmp24
+  V *tmp20 = &t[0], *tmp21 = &t[1], *tmp22 = &t[2], *tmp23 = &t[3], *tmp24 = &t[4];
   V z4 = in4, z1, z2, tmp10, tmp11, tmp12, tmp13;
   z1 = MULC(z4, 9373);
   z2 = MULC(z4, 3580);
@@ -456,50 +457,6 @@ KERNEL k10_odd(enum lanes lanes, V z1, V z2, V z3, V z4, int shift, V *odd)
   odd[2] = SHL(SUB(SUB(z1, tmp13), z3), shift);
   odd[1] = SUB(SUB(MULC(z1, 10323), w2), w4);
   odd[3] = ADD(SUB(MULC(z1, 5260), w2), w4);
-}
-
-VECTOR_TARGET static void idct_10x10(j_decompress_ptr cinfo, jpeg_component_info *compptr, JCOEFPTR coef_block,
-                                     JSAMPARRAY output_buf, JDIMENSION output_col)
-{
-  const short *q = (const short *)compptr->dct_table;
-  const JCOEF *in = coef_block;
-  V o[10], c[8], x[10], even[5], odd[5], d[8];
-  (void)cinfo;
-
-  // Pass 1: columns in 64-bit lanes. Pass 2 reads the low 32 bits of o[]: (int)RIGHT_SHIFT(x, 11)
-  // is the low half of x >> 11, and (int)x of x.
-  for (int k = 1; k < 8; k++) d[k] = deq(in, q, k);
-  if (needs_wide(d, 1, 7)) {
-    k10_even(wide64, DC_P1(in, q), d[2], d[4], d[6], &even[0], &even[1], &even[2], &even[3], &even[4], 1);
-    k10_odd(wide64, d[1], d[3], d[5], d[7], 2, odd);
-  } else {
-    k10_even(narrow64, DC_P1(in, q), d[2], d[4], d[6], &even[0], &even[1], &even[2], &even[3], &even[4], 1);
-    k10_odd(narrow64, d[1], d[3], d[5], d[7], 2, odd);
-  }
-  {
-    const enum lanes lanes = narrow64;
-    for (int i = 0; i < 5; i++) {
-      o[i] = ADD(even[i], odd[i]);
-      o[9 - i] = SUB(even[i], odd[i]);
-      if (i != 2) {  // tmp22 was shifted already
-        o[i] = _mm512_srli_epi64(o[i], 11);
-        o[9 - i] = _mm512_srli_epi64(o[9 - i], 11);
-      }
-    }
-  }
-
-  // Pass 2: the ten rows in 32-bit lanes.
-  {
-    const enum lanes lanes = dwords32;
-    transpose_dwords(o, 10, c);
-    k10_even(lanes, DC_P2(c[0]), c[2], c[4], c[6], &even[0], &even[1], &even[2], &even[3], &even[4], 0);
-    k10_odd(lanes, c[1], c[3], c[5], c[7], 13, odd);
-    for (int i = 0; i < 5; i++) {
-      x[i] = ADD(even[i], odd[i]);
-      x[9 - i] = SUB(even[i], odd[i]);
-    }
-    store_dwords(x, 10, output_buf, 10, output_col);
-  }
 }
 
 // MARK: 14x14
@@ -545,50 +502,68 @@ KERNEL k14_odd(enum lanes lanes, V z1, V z2, V z3, V z4, int shift, V *odd)
   odd[3] = SHL(SUB(ADD(z1_less_z2, z4), z3), shift);
 }
 
-VECTOR_TARGET static void idct_14x14(j_decompress_ptr cinfo, jpeg_component_info *compptr, JCOEFPTR coef_block,
-                                     JSAMPARRAY output_buf, JDIMENSION output_col)
+// A size whose kernel is an even and an odd part (10x10, 14x14): the even part takes the DC term
+// (scaled, with the pass's rounding) and inputs 2, 4 and 6, and gives the sums t[0..size/2-1],
+// the middle one already shifted in pass 1; the odd part takes inputs 1, 3, 5 and 7.
+ALWAYS_INLINE void idct_even_odd(const jpeg_component_info *compptr, JCOEFPTR coef_block, JSAMPARRAY output_buf,
+                                 JDIMENSION output_col, int size,
+                                 void (*even_part)(enum lanes, V, V, V, V, V *, int),
+                                 void (*odd_part)(enum lanes, V, V, V, V, int, V *))
 {
   const short *q = (const short *)compptr->dct_table;
   const JCOEF *in = coef_block;
-  V o[14], c[8], x[14], t[7], odd[7], d[8];
-  (void)cinfo;
+  const int half = size / 2, middle = half / 2;
+  V o[14], c[8], x[14], even[7], odd[7], d[8];
 
   // Pass 1: columns in 64-bit lanes. Pass 2 reads the low 32 bits of o[]: (int)RIGHT_SHIFT(x, 11)
   // is the low half of x >> 11, and (int)x of x.
   for (int k = 1; k < 8; k++) d[k] = deq(in, q, k);
   if (needs_wide(d, 1, 7)) {
-    k14_even(wide64, DC_P1(in, q), d[2], d[4], d[6], t, 1);
-    k14_odd(wide64, d[1], d[3], d[5], d[7], 2, odd);
+    even_part(wide64, DC_P1(in, q), d[2], d[4], d[6], even, 1);
+    odd_part(wide64, d[1], d[3], d[5], d[7], 2, odd);
   } else {
-    k14_even(narrow64, DC_P1(in, q), d[2], d[4], d[6], t, 1);
-    k14_odd(narrow64, d[1], d[3], d[5], d[7], 2, odd);
+    even_part(narrow64, DC_P1(in, q), d[2], d[4], d[6], even, 1);
+    odd_part(narrow64, d[1], d[3], d[5], d[7], 2, odd);
   }
   {
     const enum lanes lanes = narrow64;
-    for (int i = 0; i < 7; i++) {
-      o[i] = ADD(t[i], odd[i]);
-      o[13 - i] = SUB(t[i], odd[i]);
-      if (i != 3) {  // tmp23 was shifted already
+    for (int i = 0; i < half; i++) {
+      o[i] = ADD(even[i], odd[i]);
+      o[size - 1 - i] = SUB(even[i], odd[i]);
+      if (i != middle) {  // the middle sum was shifted already
         o[i] = _mm512_srli_epi64(o[i], 11);
-        o[13 - i] = _mm512_srli_epi64(o[13 - i], 11);
+        o[size - 1 - i] = _mm512_srli_epi64(o[size - 1 - i], 11);
       }
     }
   }
 
-  // Pass 2: the fourteen rows in 32-bit lanes.
+  // Pass 2: all the rows in 32-bit lanes.
   {
     const enum lanes lanes = dwords32;
-    transpose_dwords(o, 14, c);
-    k14_even(lanes, DC_P2(c[0]), c[2], c[4], c[6], t, 0);
-    k14_odd(lanes, c[1], c[3], c[5], c[7], 13, odd);
-    for (int i = 0; i < 7; i++) {
-      x[i] = ADD(t[i], odd[i]);
-      x[13 - i] = SUB(t[i], odd[i]);
+    transpose_dwords(o, size, c);
+    even_part(lanes, DC_P2(c[0]), c[2], c[4], c[6], even, 0);
+    odd_part(lanes, c[1], c[3], c[5], c[7], 13, odd);
+    for (int i = 0; i < half; i++) {
+      x[i] = ADD(even[i], odd[i]);
+      x[size - 1 - i] = SUB(even[i], odd[i]);
     }
-    store_dwords(x, 14, output_buf, 14, output_col);
+    store_dwords(x, size, output_buf, size, output_col);
   }
 }
 
+VECTOR_TARGET static void idct_10x10(j_decompress_ptr cinfo, jpeg_component_info *compptr, JCOEFPTR coef_block,
+                                     JSAMPARRAY output_buf, JDIMENSION output_col)
+{
+  (void)cinfo;
+  idct_even_odd(compptr, coef_block, output_buf, output_col, 10, k10_even, k10_odd);
+}
+
+VECTOR_TARGET static void idct_14x14(j_decompress_ptr cinfo, jpeg_component_info *compptr, JCOEFPTR coef_block,
+                                     JSAMPARRAY output_buf, JDIMENSION output_col)
+{
+  (void)cinfo;
+  idct_even_odd(compptr, coef_block, output_buf, output_col, 14, k14_even, k14_odd);
+}
 
 // libjpeg-turbo's own functions, exported by libjpeg.so.62 (jdct.h declares them).
 void jpeg_idct_5x5(j_decompress_ptr, jpeg_component_info *, JCOEFPTR, JSAMPARRAY, JDIMENSION);
