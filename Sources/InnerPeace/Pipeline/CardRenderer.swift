@@ -173,8 +173,8 @@ public final class CardRenderer: Sendable {
         photo = (crop, bytes)
       }
     }
-    // While another thread decodes the photo, the halo's text image, which the photo plays no
-    // part in, is made first.
+    // While another thread decodes and paints the photo, the halo's text image, which the photo
+    // plays no part in, is made first.
     let halo =
       prefetch == nil
       ? nil
