@@ -131,10 +131,9 @@ static inline VECTOR_TARGET V pack4(V x0, V x1, V x2, V x3)
   return _mm512_srai_epi16(w, 6);
 }
 
-// Range-limits and stores N output columns x[0..N-1] (lanes = rows row0..row0+nrows-1, the sums
-// before the final shift) at `col` of those rows; N <= 16, nrows <= 8.
-static inline VECTOR_TARGET void storeN(const V *x, int N, JSAMPARRAY out, int row0,
-                              int nrows, JDIMENSION col)
+// Range-limits and stores the N output columns x[0..N-1] (lanes = rows 0..N-1, the sums before
+// the final shift) at `col` of those rows; N <= 8.
+static inline VECTOR_TARGET void store_rows(const V *x, int N, JSAMPARRAY out, JDIMENSION col)
 {
 #define XI(i) x[(i) < N ? (i) : N - 1]
   const V flip = _mm512_set1_epi8((char)0x80);
@@ -144,23 +143,11 @@ static inline VECTOR_TARGET void storeN(const V *x, int N, JSAMPARRAY out, int r
   V w0 = pack4(XI(0), XI(1), XI(2), XI(3));
   V w1 = pack4(XI(4), XI(5), XI(6), XI(7));
   // lane L: [row 2L c0-7 | row 2L+1 c0-7]
-  V A = _mm512_xor_si512(_mm512_shuffle_epi8(_mm512_packs_epi16(w0, w1), shufA), flip);
-  V C0, C1;
-  if (N > 8) {
-    V w2 = pack4(XI(8), XI(9), XI(10), XI(11));
-    V w3 = pack4(XI(12), XI(13), XI(14), XI(15));
-    V B = _mm512_xor_si512(_mm512_shuffle_epi8(_mm512_packs_epi16(w2, w3), shufA), flip);
-    C0 = _mm512_unpacklo_epi64(A, B);
-    C1 = _mm512_unpackhi_epi64(A, B);
-  } else {
-    C0 = A;
-    C1 = _mm512_unpackhi_epi64(A, A);
-  }
+  V C0 = _mm512_xor_si512(_mm512_shuffle_epi8(_mm512_packs_epi16(w0, w1), shufA), flip);
+  V C1 = _mm512_unpackhi_epi64(C0, C0);
   for (int L = 0; L < 4; L++) {
-    if (2 * L < nrows)
-      _mm_mask_storeu_epi8(out[row0 + 2 * L] + col, m, _mm512_castsi512_si128(C0));
-    if (2 * L + 1 < nrows)
-      _mm_mask_storeu_epi8(out[row0 + 2 * L + 1] + col, m, _mm512_castsi512_si128(C1));
+    if (2 * L < N) _mm_mask_storeu_epi8(out[2 * L] + col, m, _mm512_castsi512_si128(C0));
+    if (2 * L + 1 < N) _mm_mask_storeu_epi8(out[2 * L + 1] + col, m, _mm512_castsi512_si128(C1));
     C0 = _mm512_alignr_epi64(C0, C0, 2);
     C1 = _mm512_alignr_epi64(C1, C1, 2);
   }
@@ -311,14 +298,12 @@ VECTOR_TARGET static void idct_12x12(j_decompress_ptr cinfo, jpeg_component_info
 }
 
 #define R(i) o[(i) < n ? (i) : n - 1]
-// transpose rows r0.. of o[] (n rows total, padded by repetition)
-static inline VECTOR_TARGET void transpose_rows(const V *o, int r0, int n, V *c)
+// Transposes the n rows of o[] (n <= 8, padded by repetition).
+static inline VECTOR_TARGET void transpose_rows(const V *o, int n, V *c)
 {
-  transpose8(R(r0), R(r0 + 1), R(r0 + 2), R(r0 + 3), R(r0 + 4), R(r0 + 5),
-             R(r0 + 6), R(r0 + 7), c);
+  transpose8(R(0), R(1), R(2), R(3), R(4), R(5), R(6), R(7), c);
 }
 #undef R
-
 
 // MARK: 7x7: same kernel in both passes
 KERNEL k7(enum lanes lanes, V tmp13, const V *in, V *o)
@@ -381,10 +366,10 @@ static inline __attribute__((always_inline)) VECTOR_TARGET void idct_same_kernel
   // Pass 1 in 64 bits: these kernels have few products, and a check per block would cost more.
   kernel(wide64, DC_P1(in, q), inputs, o);
   for (int i = 0; i < size; i++) o[i] = TRUNC_SHR11(o[i]);
-  transpose_rows(o, 0, size, c);
+  transpose_rows(o, size, c);
   const enum lanes lanes = narrow64;
   kernel(lanes, DC_P2(c[0]), c, x);
-  storeN(x, size, output_buf, 0, size, output_col);
+  store_rows(x, size, output_buf, output_col);
 }
 
 VECTOR_TARGET static void idct_5x5(j_decompress_ptr cinfo, jpeg_component_info *compptr, JCOEFPTR coef_block,
